@@ -1,0 +1,50 @@
+"""The app factory: settings in, a web.Application out."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from server import appkeys, health, security
+from server.api import Api
+from server.governance import routes as governance_routes
+from server.settings import Settings
+from server.store.db import Store
+from server.token import load_or_create
+
+log = logging.getLogger("wherefrom")
+
+# Every feature's route declarations, in one list (the OpenAPI document and the docs test read it).
+def route_apis() -> list[Api]:
+    from server.library import routes as library_routes
+    from server.memory import routes as memory_routes
+    from server import openapi
+
+    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, openapi.api]
+
+
+async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[appkeys.SETTINGS]
+    store = await Store.open(settings.db_path)
+    app[appkeys.STORE] = store
+    log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
+    yield
+    await store.close()
+
+
+def create_app(settings: Settings) -> web.Application:
+    app = web.Application(
+        middlewares=[security.error_middleware, security.guard_middleware],
+        client_max_size=8 * 1024 * 1024,
+    )
+    app[appkeys.SETTINGS] = settings
+    app[appkeys.TOKEN] = load_or_create(settings.token_path)
+    app[appkeys.STARTED_AT] = time.time()
+    app[appkeys.STATE] = {}
+    app.cleanup_ctx.append(_store_ctx)
+    for api in route_apis():
+        app.add_routes(api.table())
+    return app

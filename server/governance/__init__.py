@@ -1,0 +1,1 @@
+"""Per-site modes: one resolver, the sensitive defaults, and the policy snapshot."""

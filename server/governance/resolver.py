@@ -1,0 +1,125 @@
+"""The one authority for site modes (extension/shared/resolver.js mirrors it; both run
+fixtures/policy-cases.json).
+
+resolve(host, snapshot):
+1. the most specific user rule whose host equals the host or is a parent of it (whole labels);
+2. a sensitive default matched the same way (a domain entry, a suffix rule such as `bank`,
+   or a first-label rule such as `login.` on a host of three labels or more) — and a sensitive
+   default on a MORE specific host than the winning user rule beats that rule;
+3. the global default.
+IP literals and single-label names match only exactly. The result carries its reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+from typing import Any
+
+MODES = ("off", "suggest", "collect")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resolution:
+    host: str
+    mode: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+def clean_host(host: str) -> str:
+    """Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left."""
+    h = (host or "").strip().lower()
+    if h.startswith("["):
+        end = h.find("]")
+        return h[: end + 1] if end > 0 else ""
+    if h.count(":") == 1:
+        h = h.split(":", 1)[0]
+    elif h.count(":") > 1:  # a bare IPv6 literal
+        return f"[{h}]"
+    h = h.rstrip(".")
+    if not h:
+        return ""
+    try:
+        h = h.encode("idna").decode("ascii")
+    except UnicodeError:
+        pass
+    return h.lower()
+
+
+def is_ip_literal(host: str) -> bool:
+    if host.startswith("["):
+        return True
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
+
+
+def _parents(host: str) -> list[str]:
+    """host itself, then each parent by whole labels: a.b.c -> [a.b.c, b.c, c]."""
+    if is_ip_literal(host):
+        return [host]
+    labels = host.split(".")
+    return [".".join(labels[i:]) for i in range(len(labels))]
+
+
+def _depth(host: str) -> int:
+    return 1 if is_ip_literal(host) else host.count(".") + 1
+
+
+def _sensitive(host: str, sensitive: dict[str, Any]) -> tuple[int, str] | None:
+    """The most specific sensitive match: (depth, reason) or None."""
+    best: tuple[int, str] | None = None
+    domains: dict[str, str] = sensitive.get("domains", {})
+    suffixes: dict[str, str] = sensitive.get("suffixes", {})
+    labels: dict[str, str] = sensitive.get("labels", {})
+    exact: dict[str, str] = sensitive.get("exact", {})
+    if host in exact:
+        return (_depth(host), f"sensitive:{exact[host]}:{host}")
+    if is_ip_literal(host):
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return None
+        if ip.is_private or ip.is_loopback or ip.is_link_local:
+            return (1, f"sensitive:local:{host}")
+        return None
+    parts = _parents(host)
+    for cand in parts:
+        if cand in domains:
+            best = (_depth(cand), f"sensitive:{domains[cand]}:{cand}")
+            break
+    if best is None:
+        for cand in parts[1:]:  # a suffix rule never matches the bare suffix itself
+            if cand in suffixes:
+                best = (_depth(cand), f"sensitive:{suffixes[cand]}:*.{cand}")
+                break
+    first = host.split(".", 1)[0]
+    if first in labels and _depth(host) >= 3:
+        cand_depth = _depth(host)
+        if best is None or cand_depth > best[0]:
+            best = (cand_depth, f"sensitive:{labels[first]}:{first}.*")
+    return best
+
+
+def resolve(host: str, snapshot: dict[str, Any]) -> Resolution:
+    h = clean_host(host)
+    default = snapshot.get("global_default", "collect")
+    if not h:
+        return Resolution(h, "off", "invalid-host")
+    rules = {r["host"]: r["mode"] for r in snapshot.get("rules", [])}
+    rule: tuple[int, str] | None = None
+    for cand in _parents(h):
+        if cand in rules:
+            rule = (_depth(cand), cand)
+            break
+    sens = _sensitive(h, snapshot.get("sensitive", {}))
+    if rule is not None and (sens is None or rule[0] >= sens[0]):
+        return Resolution(h, rules[rule[1]], f"rule:{rule[1]}")
+    if sens is not None:
+        return Resolution(h, "off", sens[1])
+    return Resolution(h, default, "default")

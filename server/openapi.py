@@ -1,0 +1,63 @@
+"""GET /api/openapi.json, generated from the route declarations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+import server
+from server.api import Api
+
+api = Api()
+
+
+def document() -> dict[str, Any]:
+    from server.app import route_apis
+
+    paths: dict[str, Any] = {}
+    for spec in (s for a in route_apis() for s in a.specs):
+        op: dict[str, Any] = {
+            "operationId": spec.handler.__name__,
+            "summary": spec.summary,
+            "responses": {str(spec.status): {"description": "success"}, "4XX": {"description": "error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}},
+        }
+        for extra in spec.responses:
+            op["responses"][str(extra)] = {"description": "success"}
+        if not spec.auth:
+            op["security"] = []
+        if spec.query:
+            required = set(spec.query.get("required", []))
+            op["parameters"] = [
+                {"name": name, "in": "query", "required": name in required, "schema": schema}
+                for name, schema in spec.query.get("properties", {}).items()
+            ]
+        if spec.body is not None:
+            op["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {**spec.body, "additionalProperties": False}}},
+            }
+        paths.setdefault(spec.path, {})[spec.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Wherefrom companion server", "version": server.__version__},
+        "servers": [{"url": "http://127.0.0.1:37711"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {"error": {"type": "object", "required": ["code", "message"],
+                                             "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+                }
+            },
+        },
+    }
+
+
+@api.route("GET", "/api/openapi.json", summary="This API's OpenAPI 3.1 description")
+async def openapi_json(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return document()

@@ -1,0 +1,1 @@
+"""Storage: one SQLite file (WAL), named migrations, FTS5."""

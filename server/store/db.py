@@ -1,0 +1,129 @@
+"""The database: opened once per app, migrations applied in order, one writer.
+
+Migrations are the files `server/store/migrations/NNNN_name.sql`, applied in name order;
+each runs in one transaction together with the row in `schema_migrations` that records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def fts5_available() -> bool:
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        con.close()
+
+
+def migration_files() -> list[tuple[str, str]]:
+    folder = resources.files("server.store") / "migrations"
+    items = [(p.name.removesuffix(".sql"), p.read_text("utf-8")) for p in folder.iterdir() if p.name.endswith(".sql")]
+    return sorted(items)
+
+
+class Store:
+    """An aiosqlite connection plus a lock that makes this process the one writer."""
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+        self.path = path
+        self.conn = conn
+        self.write_lock = asyncio.Lock()
+        self.policy_cache: dict[str, Any] | None = None
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        if not fts5_available():
+            raise StoreError(
+                "this Python's SQLite has no FTS5; install a Python built with FTS5 "
+                f"(sqlite {sqlite3.sqlite_version})"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        conn.row_factory = aiosqlite.Row
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA synchronous=NORMAL")
+        await conn.execute("PRAGMA foreign_keys=ON")
+        await conn.execute("PRAGMA busy_timeout=5000")
+        store = cls(path, conn)
+        await store.migrate()
+        return store
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+    async def migrate(self) -> None:
+        await self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        done = {r[0] for r in await self.conn.execute_fetchall("SELECT name FROM schema_migrations")}
+        for name, sql in migration_files():
+            if name in done:
+                continue
+            async with self.write_lock:
+                await self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for statement in _statements(sql):
+                        await self.conn.execute(statement)
+                    await self.conn.execute(
+                        "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time())
+                    )
+                    await self.conn.execute("COMMIT")
+                except BaseException:
+                    await self.conn.execute("ROLLBACK")
+                    raise
+
+    async def schema_version(self) -> str:
+        rows = await self.conn.execute_fetchall("SELECT name FROM schema_migrations ORDER BY name DESC LIMIT 1")
+        return rows[0][0] if rows else ""
+
+    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
+        return list(await self.conn.execute_fetchall(sql, tuple(params)))
+
+    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
+        async with self.conn.execute(sql, tuple(params)) as cur:
+            return await cur.fetchone()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One writer at a time; all or nothing."""
+        async with self.write_lock:
+            await self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                await self.conn.execute("ROLLBACK")
+                raise
+            else:
+                await self.conn.execute("COMMIT")
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (sqlite3.complete_statement knows about triggers)."""
+    out, buf = [], ""
+    for line in sql.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

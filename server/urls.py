@@ -1,0 +1,73 @@
+"""URL normalisation and hosts: the one decider of "the same page".
+
+normalise_url: http/https only; scheme and host lowercased; host in ASCII (punycode) without a
+trailing dot; default port, user info and fragment dropped; tracking parameters dropped
+(courlan's tracker list); remaining parameters sorted; a trailing slash dropped except at the
+root. extension/shared/urls.js implements the same rule; both run fixtures/url-cases.json.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from courlan.clean import TRACKERS_RE
+
+from server.errors import BadRequest
+
+MAX_URL_CHARS = 4096
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class BadUrl(BadRequest):
+    code = "bad_url"
+
+
+def normalise_host(host: str) -> str:
+    """Lowercase, no trailing dot, punycode. Raises BadUrl for an empty or undecodable host."""
+    h = host.strip().rstrip(".").lower()
+    if h.startswith("[") and h.endswith("]"):
+        return h
+    if ":" in h:  # an IPv6 literal, as urlsplit().hostname gives it
+        return f"[{h}]"
+    if not h:
+        raise BadUrl("URL has no host")
+    try:
+        ascii_host = h.encode("idna").decode("ascii")
+    except UnicodeError:
+        if all(ord(c) < 128 for c in h):
+            ascii_host = h
+        else:
+            raise BadUrl("host is not a valid internationalised name") from None
+    return ascii_host.lower()
+
+
+def normalise_url(raw: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise BadUrl("url is required")
+    if len(raw) > MAX_URL_CHARS:
+        raise BadUrl(f"url longer than {MAX_URL_CHARS} characters")
+    try:
+        parts = urlsplit(raw.strip())
+        port = parts.port
+    except ValueError:
+        raise BadUrl("url cannot be parsed") from None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise BadUrl("only http and https pages can be stored", scheme=scheme or "")
+    host = normalise_host(parts.hostname or "")
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = parts.path or "/"
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not TRACKERS_RE.search(k.lower())]
+    query.sort(key=lambda kv: kv[0])
+    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+
+
+def host_of(url: str) -> str:
+    """The normalised host of an already normalised (or raw) URL."""
+    try:
+        parts = urlsplit(url)
+        return normalise_host(parts.hostname or "")
+    except ValueError:
+        raise BadUrl("url cannot be parsed") from None

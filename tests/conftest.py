@@ -1,0 +1,90 @@
+"""Shared fixtures: a real server on a real loopback port, with its own data dir."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from server import appkeys
+from server.app import create_app
+from server.settings import Settings
+from server.store.db import Store, fts5_available
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE = REPO.parent / "shared" / "reference"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclasses.dataclass
+class Api:
+    """A client of a running server. Every call returns (status, json body)."""
+
+    base: str
+    token: str
+    session: aiohttp.ClientSession
+    app: web.Application
+
+    @property
+    def store(self) -> Store:
+        return self.app[appkeys.STORE]
+
+    async def call(
+        self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None, auth: bool = True, data: bytes | str | None = None,
+    ) -> tuple[int, Any]:
+        h = {"Authorization": f"Bearer {self.token}"} if auth else {}
+        h.update(headers or {})
+        async with self.session.request(method, self.base + path, json=json, params=params, headers=h, data=data) as r:
+            text = await r.text()
+            try:
+                import json as _json
+
+                return r.status, _json.loads(text) if text else None
+            except ValueError:
+                return r.status, text
+
+    async def get(self, path: str, **kw: Any) -> tuple[int, Any]:
+        return await self.call("GET", path, **kw)
+
+    async def post(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return await self.call("POST", path, json=body, **kw)
+
+    async def put(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return await self.call("PUT", path, json=body, **kw)
+
+    async def delete(self, path: str, **kw: Any) -> tuple[int, Any]:
+        return await self.call("DELETE", path, **kw)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", port=free_port(), allow_private_fetch=False)
+
+
+@pytest.fixture
+async def api(settings: Settings) -> AsyncIterator[Api]:
+    app = create_app(settings)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", settings.port)
+    await site.start()
+    async with aiohttp.ClientSession() as session:
+        yield Api(f"http://127.0.0.1:{settings.port}", app[appkeys.TOKEN], session, app)
+    await runner.cleanup()
