@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from server import appkeys, health, security
+from server import appkeys, health, idempotency, security
 from server.api import Api
 from server.governance import routes as governance_routes
+from server.probe_cache import ProbeCache
 from server.settings import Settings
 from server.store.db import Store
 from server.token import load_or_create
@@ -37,13 +38,15 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
 
 def create_app(settings: Settings) -> web.Application:
     app = web.Application(
-        middlewares=[security.error_middleware, security.guard_middleware],
+        middlewares=[security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware],
         client_max_size=8 * 1024 * 1024,
     )
     app[appkeys.SETTINGS] = settings
     app[appkeys.TOKEN] = load_or_create(settings.token_path)
     app[appkeys.STARTED_AT] = time.time()
     app[appkeys.STATE] = {}
+    app[appkeys.PROBE_CACHE] = ProbeCache()
+    app[idempotency.LOCKS] = {}
     app.cleanup_ctx.append(_store_ctx)
     for api in route_apis():
         app.add_routes(api.table())

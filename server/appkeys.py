@@ -19,3 +19,7 @@ STATE: web.AppKey[dict[str, Any]] = web.AppKey("state")
 
 # per-request: whether the bearer token was valid
 AUTHED: web.RequestKey[bool] = web.RequestKey("authed", bool)
+
+if TYPE_CHECKING:
+    from server.probe_cache import ProbeCache
+PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")
