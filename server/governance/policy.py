@@ -32,14 +32,15 @@ def _psl() -> PublicSuffixList:
 
 def rule_host(raw: str) -> str:
     """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk)."""
+    raw = raw.strip()
     host = clean_host(raw)
-    if not host or len(host) > 253 or any(c.isspace() for c in host) or "/" in host or "@" in host:
+    if not host or len(host) > 253 or any(c.isspace() or c in "/@?#\\" for c in raw):
         raise BadRequest("host must be a host name such as example.com", code="bad_host_name")
     if not is_ip_literal(host):
         labels = host.split(".")
         if any(not label or len(label) > 63 for label in labels):
             raise BadRequest("host has an empty or over-long label", code="bad_host_name")
-        if "." in host and _psl().is_public(host):
+        if host != "localhost" and _psl().is_public(host):
             raise BadRequest(f"{host} is a public suffix; rules apply to a site under it", code="public_suffix")
     return host
 
