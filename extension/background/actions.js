@@ -1,0 +1,165 @@
+// Writes that carry a page: notes, selections, captures, "add this page to library".
+// Each is checked locally first (page memory on, the site `collect`), then sent with an
+// Idempotency-Key; when the server is down the write waits in the outbox.
+
+import { pageMode, siteMatchesHost } from './governance.js';
+import { enqueue } from './outbox.js';
+import { api, explain } from './server.js';
+import { pageMemoryOn, setSession, removeSession, getLocal, setLocal } from './store.js';
+import { invalidatePage } from './tabs.js';
+
+export const MAX_HTML_CHARS = 1_500_000;
+const MAX_NOTE_CHARS = 20_000;
+
+/**
+ * @typedef {{ok: boolean, queued?: boolean, kind?: string, message: string, data?: any, status?: number}} WriteResult
+ */
+
+/**
+ * The local gate of every write: page memory on and the page's site `collect`.
+ * @param {string | undefined} rawUrl
+ * @returns {Promise<{ok: true, url: string, host: string} | {ok: false, message: string, kind: string}>}
+ */
+export async function gate(rawUrl) {
+  if (!(await pageMemoryOn())) return { ok: false, kind: 'memory-off', message: 'Page memory is off — nothing is saved. Turn it on in Settings.' };
+  const pm = await pageMode(rawUrl);
+  if (!pm) return { ok: false, kind: 'unsupported', message: 'This page cannot be remembered (only http and https pages can).' };
+  if (pm.mode === 'unknown') return { ok: false, kind: 'unpaired', message: 'Not connected — pair with the server in Settings first.' };
+  if (pm.mode !== 'collect') {
+    return { ok: false, kind: 'refused', message: `Not saved: ${pm.host} is "${pm.mode}" (${pm.reason}), so nothing is written from it.` };
+  }
+  return { ok: true, url: pm.url, host: pm.host };
+}
+
+/**
+ * Send one write; queue it when the server is down.
+ * @param {'notes' | 'clips' | 'captures' | 'add_text'} route
+ * @param {Record<string, unknown>} body
+ * @param {string} summary for the outbox list
+ * @param {{queue?: boolean}} [opts]
+ * @returns {Promise<WriteResult>}
+ */
+async function send(route, body, summary, opts = {}) {
+  const key = crypto.randomUUID();
+  const res = await api.write(route, body, key);
+  if (res.ok) {
+    await invalidatePage(String(body.url));
+    return { ok: true, message: 'Saved.', data: res.data, status: res.status };
+  }
+  if (res.kind === 'down' && opts.queue !== false) {
+    await enqueue(route, body, key, summary);
+    return { ok: true, queued: true, kind: 'down', message: 'Server not running — kept in the outbox; it will be delivered when the server is back.' };
+  }
+  return { ok: false, kind: res.kind, message: explain(res) };
+}
+
+/** @param {chrome.tabs.Tab} tab @param {string} text */
+export async function saveNote(tab, text) {
+  const g = await gate(tab.url);
+  if (!g.ok) return g;
+  return send('notes', { url: g.url, title: tab.title || '', text: text.slice(0, MAX_NOTE_CHARS) }, `Note on ${g.host}`);
+}
+
+/** @param {chrome.tabs.Tab} tab @param {string} text */
+export async function saveClip(tab, text) {
+  const g = await gate(tab.url);
+  if (!g.ok) return g;
+  const clean = Array.from(text).slice(0, MAX_NOTE_CHARS).join('');
+  return send('clips', { url: g.url, title: tab.title || '', text: clean }, `Selection from ${g.host}`);
+}
+
+/**
+ * Read the page's HTML in the tab (activeTab or host permission) and add it to the library.
+ * @param {chrome.tabs.Tab} tab
+ */
+export async function addPage(tab) {
+  const g = await gate(tab.url);
+  if (!g.ok || tab.id === undefined) return g.ok ? { ok: false, kind: 'bad', message: 'No tab.' } : g;
+  let html;
+  try {
+    const [frame] = await chrome.scripting.executeScript({
+      target: { tabId: tab.id },
+      func: (max) => {
+        const s = document.documentElement.outerHTML;
+        // cap by characters (code points), never splitting one
+        return s.length <= max ? s : Array.from(s.slice(0, max + 1)).slice(0, max).join('');
+      },
+      args: [MAX_HTML_CHARS],
+    });
+    html = frame && typeof frame.result === 'string' ? frame.result : '';
+  } catch (err) {
+    return { ok: false, kind: 'bad', message: 'Chrome lets Wherefrom read this page only after you click the Wherefrom toolbar icon or press Alt+Shift+S on it.' };
+  }
+  if (!html) return { ok: false, kind: 'bad', message: 'The page has no content to save.' };
+  // the tab may have navigated while we read it: the URL the HTML belongs to is checked again
+  const now = await chrome.tabs.get(tab.id).catch(() => null);
+  if (!now || now.url !== tab.url) return { ok: false, kind: 'bad', message: 'The page changed while it was being read; try again.' };
+  const res = await send('add_text', { url: g.url, title: tab.title || '', html }, `Page ${g.host}`);
+  if (res.ok && !res.queued) res.message = res.status === 200 ? 'Already in the library.' : 'Added to the library.';
+  return res;
+}
+
+/**
+ * content:capture-turns → POST /api/captures with url/title from sender.tab.
+ * @param {chrome.tabs.Tab} tab
+ * @param {{site: string, turns: {role: string, text: string, native_id?: string}[], settled?: boolean}} payload
+ */
+export async function forwardCapture(tab, payload) {
+  const g = await gate(tab.url);
+  if (!g.ok) return { ok: false, kind: g.kind, message: 'capture not forwarded' }; // silently dropped, nothing sent
+  if (!(await siteMatchesHost(payload.site, g.host))) return { ok: false, kind: 'bad', message: 'site does not match the tab' };
+  const turns = payload.turns.filter((t) => t.text.trim() !== '').map((t) => {
+    /** @type {Record<string, string>} */
+    const out = { role: t.role, text: t.text };
+    if (t.native_id) out.native_id = t.native_id;
+    return out;
+  });
+  if (!turns.length) return { ok: true, message: 'nothing to capture' };
+  return send('captures', { url: g.url, title: tab.title || '', site: payload.site, turns }, `Conversation on ${g.host}`, {
+    queue: payload.settled !== false,
+  });
+}
+
+/**
+ * content:selector-miss: remembered locally for the Activity view (and logged). Nothing is sent.
+ * @param {chrome.tabs.Tab} tab
+ * @param {{site: string, detail?: unknown}} payload
+ */
+export async function recordSelectorMiss(tab, payload) {
+  const pm = await pageMode(tab.url);
+  const { selectorMisses } = await getLocal(['selectorMisses']);
+  const miss = { at: Date.now(), site: payload.site, url: pm ? pm.url : '', host: pm ? pm.host : '', detail: payload.detail ?? null };
+  console.warn('wherefrom: selector miss', miss);
+  await setLocal({ selectorMisses: [...selectorMisses, miss].slice(-50) });
+  return { ok: true, message: 'noted' };
+}
+
+/**
+ * Tell the person why a write from the toolbar / context menu / shortcut did not happen (or did):
+ * a badge on the tab, the action's title, and a notice the side panel shows.
+ * @param {number | undefined} tabId
+ * @param {WriteResult | {ok: boolean, message: string, queued?: boolean}} result
+ */
+export async function notify(tabId, result) {
+  if (tabId === undefined) return;
+  const text = result.ok ? (result.queued ? '…' : '✓') : '!';
+  const color = result.ok ? (result.queued ? '#8a6d00' : '#2b8a3e') : '#c92a2a';
+  try {
+    await chrome.action.setBadgeBackgroundColor({ tabId, color });
+    await chrome.action.setBadgeText({ tabId, text });
+    await chrome.action.setTitle({ tabId, title: `Wherefrom — ${result.message}` });
+  } catch {
+    // tab gone
+  }
+  await setSession(`notice:${tabId}`, { at: Date.now(), ok: result.ok, queued: Boolean(result.queued), message: result.message });
+}
+
+/** @param {number} tabId */
+export async function clearNotice(tabId) {
+  await removeSession(`notice:${tabId}`);
+  try {
+    await chrome.action.setBadgeText({ tabId, text: '' });
+  } catch {
+    // tab gone
+  }
+}

@@ -1,0 +1,150 @@
+// Governance first: the mode of a tab is resolved here, locally, from the cached policy snapshot,
+// before anything about the tab is sent anywhere. Fetching the snapshot itself carries no page.
+
+import { resolve } from '../shared/resolver.js';
+import { hostOf, tryNormaliseUrl } from '../shared/urls.js';
+import { api } from './server.js';
+import { getLocal, setLocal, pageMemoryOn } from './store.js';
+
+/**
+ * @typedef {import('../shared/resolver.js').PolicySnapshot} PolicySnapshot
+ * @typedef {{id: string, name?: string, hosts?: string[], matches: string[]}} SiteEntry
+ * @typedef {{url: string, host: string, mode: string, reason: string}} PageMode
+ */
+
+/**
+ * Fetch GET /api/policy and store it when its version changed. Returns the snapshot in storage
+ * (possibly the old one when the server cannot be reached).
+ * @param {{force?: boolean}} [opts] force: fetch even with page memory off (a panel action)
+ * @returns {Promise<{snapshot: PolicySnapshot | null, changed: boolean, failure?: import('./server.js').Failure}>}
+ */
+export async function refreshPolicy(opts = {}) {
+  const { policy, token } = await getLocal(['policy', 'token']);
+  if (!token || (!opts.force && !(await pageMemoryOn()))) return { snapshot: policy, changed: false };
+  const res = await api.policy();
+  if (!res.ok) return { snapshot: policy, changed: false, failure: res };
+  const fresh = /** @type {PolicySnapshot} */ (res.data);
+  const changed = !policy || policy.version !== fresh.version;
+  if (changed) await setLocal({ policy: fresh });
+  return { snapshot: fresh, changed };
+}
+
+/** The cached snapshot, fetching it once when there is none yet. */
+export async function currentPolicy() {
+  const { policy } = await getLocal(['policy']);
+  if (policy) return policy;
+  return (await refreshPolicy()).snapshot;
+}
+
+/**
+ * The mode of a page, decided locally. null when the URL is not a web page we could ever store.
+ * With no snapshot at all (never paired) the mode is `unknown`: nothing is sent for the tab.
+ * @param {string | undefined} rawUrl
+ * @returns {Promise<PageMode | null>}
+ */
+export async function pageMode(rawUrl) {
+  const url = rawUrl ? tryNormaliseUrl(rawUrl) : null;
+  if (!url) return null;
+  const host = hostOf(url);
+  const policy = await currentPolicy();
+  if (!policy) return { url, host, mode: 'unknown', reason: 'no-policy' };
+  const r = resolve(host, policy);
+  return { url, host: r.host, mode: r.mode, reason: r.reason };
+}
+
+// ---------------------------------------------------------------- capture content scripts
+
+const SCRIPT_PREFIX = 'wf-site-';
+
+/** @returns {Promise<SiteEntry[]>} */
+export async function loadRegistry() {
+  try {
+    const resp = await fetch(chrome.runtime.getURL('sites/registry.json'));
+    if (!resp.ok) return [];
+    const data = await resp.json();
+    const sites = Array.isArray(data) ? data : data.sites;
+    return Array.isArray(sites) ? sites.filter((s) => s && typeof s.id === 'string' && Array.isArray(s.matches)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The ordered content-script files (paths relative to extension/), or null until they exist. */
+export async function loadContentFiles() {
+  try {
+    const resp = await fetch(chrome.runtime.getURL('content/files.json'));
+    if (!resp.ok) return null;
+    const files = await resp.json();
+    const list = Array.isArray(files) ? files : files && files.files;
+    return Array.isArray(list) && list.length && list.every((f) => typeof f === 'string') ? list : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The host of a match pattern (`*.` removed), or '' for `<all_urls>`-like patterns. @param {string} pattern */
+export function patternHost(pattern) {
+  const m = /^(?:\*|https?):\/\/([^/]+)\//.exec(pattern);
+  if (!m || m[1] === '*') return '';
+  return m[1].replace(/^\*\./, '');
+}
+
+/**
+ * Which match patterns of which sites get the capture script: only hosts resolving to `collect`,
+ * only with page memory on.
+ * @param {SiteEntry[]} sites
+ * @param {PolicySnapshot | null} policy
+ * @param {boolean} memoryOn
+ */
+export function wantedScripts(sites, policy, memoryOn) {
+  /** @type {Map<string, string[]>} */
+  const wanted = new Map();
+  if (!memoryOn || !policy) return wanted;
+  for (const site of sites) {
+    const matches = site.matches.filter((p) => {
+      const host = patternHost(p);
+      return host !== '' && resolve(host, policy).mode === 'collect';
+    });
+    if (matches.length) wanted.set(SCRIPT_PREFIX + site.id, matches);
+  }
+  return wanted;
+}
+
+/** Register / unregister the capture scripts to match the policy and the page-memory switch. */
+export async function syncContentScripts() {
+  const memoryOn = await pageMemoryOn();
+  const { policy } = await getLocal(['policy']);
+  const files = await loadContentFiles();
+  const wanted = files ? wantedScripts(await loadRegistry(), policy, memoryOn) : new Map();
+  const existing = (await chrome.scripting.getRegisteredContentScripts()).filter((s) => s.id.startsWith(SCRIPT_PREFIX));
+  const same = (/** @type {chrome.scripting.RegisteredContentScript} */ s) => {
+    const want = wanted.get(s.id);
+    return want && JSON.stringify(want) === JSON.stringify(s.matches) && JSON.stringify(files) === JSON.stringify(s.js);
+  };
+  const stale = existing.filter((s) => !same(s)).map((s) => s.id);
+  if (stale.length) await chrome.scripting.unregisterContentScripts({ ids: stale });
+  const keep = new Set(existing.filter(same).map((s) => s.id));
+  for (const [id, matches] of wanted) {
+    if (keep.has(id)) continue;
+    try {
+      await chrome.scripting.registerContentScripts([
+        { id, matches, js: /** @type {string[]} */ (files), runAt: 'document_idle', allFrames: false, persistAcrossSessions: true },
+      ]);
+    } catch (err) {
+      console.warn('wherefrom: cannot register capture script', id, err);
+    }
+  }
+  return { registered: [...wanted.keys()] };
+}
+
+/**
+ * Is this site id the registry's entry for this host? (a content script cannot claim another site)
+ * @param {string} siteId
+ * @param {string} host
+ */
+export async function siteMatchesHost(siteId, host) {
+  const site = (await loadRegistry()).find((s) => s.id === siteId);
+  if (!site) return false;
+  const hosts = site.hosts && site.hosts.length ? site.hosts : site.matches.map(patternHost);
+  return hosts.some((h) => host === h || host.endsWith('.' + h));
+}

@@ -1,0 +1,248 @@
+// One dispatch for every runtime message, with sender checks (trust tiers, see shared/protocol.js):
+//   content  (sender.tab set, sender.url is a web page): content:* only. It never reads the
+//            token or the policy, never changes either, and never chooses a URL: url and title of
+//            a capture come from sender.tab.
+//   panel    (our own extension page under sidepanel/): panel:*.
+// Anything else is refused.
+
+import '../shared/protocol.js';
+import * as actions from './actions.js';
+import { refreshPolicy, pageMode, syncContentScripts } from './governance.js';
+import { flush, pending } from './outbox.js';
+import { api, explain, baseUrl } from './server.js';
+import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
+import { refreshActiveTabs, invalidatePage } from './tabs.js';
+
+const P = /** @type {any} */ (globalThis).WherefromProtocol;
+
+/**
+ * Which tier a sender belongs to, from what Chrome says about it (never from the message).
+ * @param {chrome.runtime.MessageSender} sender
+ * @param {string} [extensionId]
+ * @param {string} [extensionOrigin] e.g. chrome-extension://<id>
+ * @returns {'content' | 'panel' | null}
+ */
+export function senderKind(sender, extensionId = chrome.runtime.id, extensionOrigin = `chrome-extension://${chrome.runtime.id}`) {
+  if (!sender || sender.id !== extensionId) return null;
+  const url = typeof sender.url === 'string' ? sender.url : '';
+  if (url.startsWith(`${extensionOrigin}/sidepanel/`)) return 'panel';
+  if (url.startsWith(`${extensionOrigin}/`)) return null; // another page of ours: no rights
+  if (sender.tab && sender.tab.id !== undefined && /^https?:/.test(url)) return 'content';
+  return null;
+}
+
+/**
+ * @param {unknown} message
+ * @param {chrome.runtime.MessageSender} sender
+ * @returns {Promise<any>}
+ */
+export async function dispatch(message, sender) {
+  const kind = senderKind(sender);
+  if (!kind) return { ok: false, error: 'sender not allowed' };
+  const v = P.validate(message, kind);
+  if (!v.ok) return { ok: false, error: v.error };
+  const payload = /** @type {any} */ (v.payload);
+  if (kind === 'content') return onContent(v.type, payload, /** @type {chrome.tabs.Tab} */ (sender.tab));
+  return onPanel(v.type, payload);
+}
+
+/** @param {string} type @param {any} payload @param {chrome.tabs.Tab} tab */
+async function onContent(type, payload, tab) {
+  switch (type) {
+    case P.CAPTURE_TURNS: {
+      const r = await actions.forwardCapture(tab, payload);
+      return { ok: r.ok };
+    }
+    case P.SELECTOR_MISS:
+      await actions.recordSelectorMiss(tab, payload);
+      return { ok: true };
+    case P.CONTENT_READY:
+      return { ok: true };
+    default:
+      return { ok: false, error: 'unknown type' };
+  }
+}
+
+/** The tab a panel request is about: the given id, else the active tab of the last focused window. @param {number} [tabId] */
+async function targetTab(tabId) {
+  if (typeof tabId === 'number') return chrome.tabs.get(tabId).catch(() => null);
+  const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+  return tab || null;
+}
+
+/** "Server not running" / "Not paired" / "Connected". */
+async function connection() {
+  const { token } = await getLocal(['token']);
+  const health = await api.health();
+  if (!health.ok && health.kind === 'down') return { state: 'down', message: 'Server not running' };
+  if (!token) return { state: 'unpaired', message: 'Not paired' };
+  const res = await refreshPolicy({ force: true });
+  if (res.failure) {
+    if (res.failure.kind === 'down') return { state: 'down', message: 'Server not running' };
+    if (res.failure.kind === 'unpaired') return { state: 'unpaired', message: 'Not paired (the token was not accepted)' };
+    return { state: 'error', message: res.failure.message };
+  }
+  if (res.changed) await afterPolicyChange();
+  return { state: 'connected', message: 'Connected' };
+}
+
+async function afterPolicyChange() {
+  await syncContentScripts();
+  await refreshActiveTabs();
+}
+
+/** Everything the panel shows about one tab, decided locally. @param {chrome.tabs.Tab | null} tab */
+async function tabInfo(tab) {
+  if (!tab) return null;
+  const pm = await pageMode(tab.url);
+  return {
+    id: tab.id,
+    title: tab.title || '',
+    url: pm ? pm.url : '',
+    host: pm ? pm.host : '',
+    supported: Boolean(pm),
+    mode: pm ? pm.mode : null,
+    reason: pm ? pm.reason : null,
+    notice: tab.id !== undefined ? (await getSession(`notice:${tab.id}`)) || null : null,
+  };
+}
+
+/** @param {string} type @param {any} p */
+async function onPanel(type, p) {
+  switch (type) {
+    case P.PANEL_OPENED: {
+      const conn = await connection();
+      if (conn.state === 'connected' && (await pageMemoryOn())) await flush(invalidatePage);
+      return { ok: true, connection: conn };
+    }
+    case P.PANEL_GET_STATE: {
+      const s = await getLocal(['token', 'pageMemory', 'disclosureAccepted', 'outbox', 'policy']);
+      const memoryOn = Boolean(s.pageMemory && s.disclosureAccepted);
+      return {
+        ok: true,
+        paired: Boolean(s.token),
+        pageMemory: memoryOn,
+        disclosureAccepted: s.disclosureAccepted,
+        serverUrl: await baseUrl(),
+        outboxCount: s.outbox.length,
+        policyVersion: s.policy ? s.policy.version : null,
+        tab: await tabInfo(await targetTab(p.tabId)),
+      };
+    }
+    case P.PANEL_GET_PAGE: {
+      const tab = await targetTab(p.tabId);
+      if (!(await pageMemoryOn())) return { ok: true, status: 'memory-off' };
+      const info = await tabInfo(tab);
+      if (!tab || !info || !info.supported) return { ok: true, status: 'unsupported' };
+      if (info.mode === 'off') return { ok: true, status: 'off', tab: info };
+      if (info.mode === 'unknown') return { ok: true, status: 'not-connected', tab: info };
+      const res = await api.pageMatch(info.url, info.title);
+      if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res), tab: info };
+      return { ok: true, status: 'ok', tab: info, match: res.data };
+    }
+    case P.PANEL_SAVE_NOTE: {
+      const tab = await targetTab(p.tabId);
+      if (!tab) return { ok: false, message: 'No tab.' };
+      return actions.saveNote(tab, p.text);
+    }
+    case P.PANEL_ADD_PAGE: {
+      const tab = await targetTab(p.tabId);
+      if (!tab) return { ok: false, message: 'No tab.' };
+      return actions.addPage(tab);
+    }
+    case P.PANEL_FORGET_DRY_RUN: {
+      const res = await api.forgetDryRun(p.host);
+      return res.ok ? { ok: true, ...res.data } : { ok: false, kind: res.kind, message: explain(res) };
+    }
+    case P.PANEL_FORGET_APPLY: {
+      const res = await api.forgetApply(p.host, p.confirm);
+      if (!res.ok) return { ok: false, kind: res.kind, code: res.code, message: explain(res) };
+      await chrome.storage.session.clear().catch(() => undefined); // probe answers are stale now
+      await refreshActiveTabs();
+      return { ok: true, ...res.data };
+    }
+    case P.PANEL_FORGET_UNDO: {
+      const res = await api.forgetUndo(p.batch);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      await refreshActiveTabs();
+      return { ok: true, ...res.data };
+    }
+    case P.PANEL_GET_POLICY: {
+      const res = await refreshPolicy({ force: true });
+      if (res.changed) await afterPolicyChange();
+      const failure = res.failure ? { kind: res.failure.kind, message: explain(res.failure) } : null;
+      return { ok: Boolean(res.snapshot), policy: res.snapshot, failure };
+    }
+    case P.PANEL_SET_RULE: {
+      const res = await api.putRule(p.host, p.mode);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      await refreshPolicy({ force: true });
+      await afterPolicyChange();
+      return { ok: true, rule: res.data };
+    }
+    case P.PANEL_DELETE_RULE: {
+      const res = await api.deleteRule(p.host);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      await refreshPolicy({ force: true });
+      await afterPolicyChange();
+      return { ok: true, ...res.data };
+    }
+    case P.PANEL_PAIR: {
+      const token = p.token.trim();
+      if (!/^[\x21-\x7e]+$/.test(token)) return { ok: false, kind: 'bad', message: 'That does not look like a token.' };
+      const res = await api.policy(token);
+      if (!res.ok) return { ok: false, kind: res.kind, message: res.kind === 'unpaired' ? 'The server did not accept that token.' : explain(res) };
+      await setLocal({ token, policy: res.data });
+      await afterPolicyChange();
+      return { ok: true, message: 'Paired.' };
+    }
+    case P.PANEL_UNPAIR:
+      await setLocal({ token: '', policy: null });
+      await afterPolicyChange();
+      return { ok: true };
+    case P.PANEL_ACCEPT_DISCLOSURE:
+      await setLocal({ disclosureAccepted: true, pageMemory: true });
+      await refreshPolicy();
+      await afterPolicyChange();
+      return { ok: true };
+    case P.PANEL_SET_PAGE_MEMORY: {
+      const { disclosureAccepted } = await getLocal(['disclosureAccepted']);
+      if (!disclosureAccepted) return { ok: false, message: 'Accept the disclosure first.' };
+      await setLocal({ pageMemory: p.on });
+      if (p.on) await refreshPolicy();
+      await afterPolicyChange();
+      return { ok: true };
+    }
+    case P.PANEL_GET_ACTIVITY: {
+      const res = await api.activity(50);
+      const local = await chrome.storage.local.get(['selectorMisses', 'outboxDropped']);
+      return {
+        ok: true,
+        server: res.ok ? res.data.activity || [] : null,
+        failure: res.ok ? null : { kind: res.kind, message: explain(res) },
+        outbox: (await pending()).map((i) => ({ summary: i.summary, url: i.url, created: i.created, attempts: i.attempts, lastError: i.lastError || null })),
+        selectorMisses: local.selectorMisses || [],
+        dropped: local.outboxDropped || [],
+      };
+    }
+    case P.PANEL_RETRY_OUTBOX: {
+      if (!(await pageMemoryOn())) return { ok: false, message: 'Page memory is off.' };
+      return { ok: true, ...(await flush(invalidatePage)) };
+    }
+    case P.PANEL_INSERT_TEXT: {
+      const tab = await targetTab(p.tabId);
+      if (!tab || tab.id === undefined) return { ok: false, message: 'No tab.' };
+      try {
+        const r = await chrome.tabs.sendMessage(tab.id, { type: P.INSERT_TEXT, payload: { text: p.text } });
+        return r && r.ok ? { ok: true, message: 'Inserted into the composer.' } : { ok: false, message: (r && r.error) || 'No composer here.' };
+      } catch {
+        return { ok: false, message: 'No chat composer on this page.' };
+      }
+    }
+    case P.PANEL_CLEAR_NOTICE:
+      if (typeof p.tabId === 'number') await actions.clearNotice(p.tabId);
+      return { ok: true };
+    default:
+      return { ok: false, error: 'unknown type' };
+  }
+}

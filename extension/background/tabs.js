@@ -1,0 +1,83 @@
+// Per-tab handling: resolve the mode locally first; only a tab whose site is not `off`, with page
+// memory on, is ever probed. The probe answer is cached per normalised URL for 30 s in
+// chrome.storage.session and dropped when we write something about that page.
+
+import { pageMode } from './governance.js';
+import { setTabIcon } from './icon.js';
+import { api } from './server.js';
+import { tryNormaliseUrl } from '../shared/urls.js';
+import { getSession, setSession, removeSession, pageMemoryOn } from './store.js';
+
+export const PROBE_TTL_MS = 30_000;
+
+/** @param {string} url a normalised URL */
+const probeKey = (url) => `probe:${url}`;
+
+/**
+ * The probe answer for a page, from the cache or the server. Callers have checked the mode.
+ * @param {string} url normalised
+ */
+export async function probe(url) {
+  const cached = await getSession(probeKey(url));
+  if (cached && Date.now() - cached.at < PROBE_TTL_MS) return cached.answer;
+  const res = await api.probe(url);
+  if (!res.ok) return null;
+  await setSession(probeKey(url), { at: Date.now(), answer: res.data });
+  return res.data;
+}
+
+/** Drop the cached probe of a page and redraw the tabs showing it. @param {string} url normalised */
+export async function invalidatePage(url) {
+  await removeSession(probeKey(url));
+  const tabs = await chrome.tabs.query({});
+  for (const t of tabs) {
+    if (t.id !== undefined && t.url && tryNormaliseUrl(t.url) === url) await refreshTab(t.id, t);
+  }
+}
+
+/**
+ * Decide and draw a tab's state. Nothing leaves the browser unless page memory is on and the
+ * site's mode (resolved here, from the local snapshot) is not `off`.
+ * @param {number} tabId
+ * @param {chrome.tabs.Tab} [known]
+ */
+export async function refreshTab(tabId, known) {
+  let tab = known;
+  if (!tab) {
+    try {
+      tab = await chrome.tabs.get(tabId);
+    } catch {
+      return;
+    }
+  }
+  if (!(await pageMemoryOn())) {
+    await setTabIcon(tabId, 'neutral', 'Wherefrom — page memory is off');
+    return;
+  }
+  const pm = await pageMode(tab.url);
+  if (!pm) {
+    await setTabIcon(tabId, 'neutral', 'Wherefrom — this page cannot be remembered');
+    return;
+  }
+  if (pm.mode === 'off') {
+    await setTabIcon(tabId, 'off', `Wherefrom — off for ${pm.host} (${pm.reason})`);
+    return;
+  }
+  if (pm.mode === 'unknown') {
+    await setTabIcon(tabId, 'neutral', 'Wherefrom — not connected');
+    return;
+  }
+  const answer = await probe(pm.url);
+  if (answer && answer.green) {
+    const n = (answer.exact || 0) + (answer.documents || 0);
+    await setTabIcon(tabId, 'green', `Wherefrom — ${n} item${n === 1 ? '' : 's'} from this page`);
+  } else {
+    await setTabIcon(tabId, 'neutral', `Wherefrom — ${pm.mode} on ${pm.host}`);
+  }
+}
+
+/** Redraw the active tab of every window. */
+export async function refreshActiveTabs() {
+  const tabs = await chrome.tabs.query({ active: true });
+  for (const t of tabs) if (t.id !== undefined) await refreshTab(t.id, t);
+}

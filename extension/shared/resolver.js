@@ -1,0 +1,132 @@
+// Site modes resolved offline from the policy snapshot (GET /api/policy). The same rule as
+// server/governance/resolver.py; both run fixtures/policy-cases.json.
+//
+// 1. the most specific user rule whose host equals the host or is a parent of it (whole labels);
+// 2. a sensitive default matched the same way (a domain entry, a suffix rule such as `bank`, or a
+//    first-label rule such as `login.` on a host of three labels or more) — and a sensitive
+//    default on a MORE specific host than the winning user rule beats that rule;
+// 3. the global default.
+// IP literals and single-label names match only exactly. The result carries its reason.
+
+import { idnaEncode, isIpAddress, isLocalAddress } from './urls.js';
+
+/** @typedef {'off' | 'suggest' | 'collect'} Mode */
+/**
+ * @typedef {{domains?: Record<string, string>, suffixes?: Record<string, string>,
+ *   labels?: Record<string, string>, exact?: Record<string, string>}} Sensitive
+ * @typedef {{version?: string, global_default?: Mode, rules?: {host: string, mode: Mode}[],
+ *   sensitive?: Sensitive}} PolicySnapshot
+ * @typedef {{host: string, mode: Mode, reason: string}} Resolution
+ */
+
+export const MODES = /** @type {const} */ (['off', 'suggest', 'collect']);
+
+/**
+ * Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left.
+ * @param {string} host
+ */
+export function cleanHost(host) {
+  let h = (host || '').trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end > 0 ? h.slice(0, end + 1) : '';
+  }
+  const colons = (h.match(/:/g) || []).length;
+  if (colons === 1) h = h.split(':')[0];
+  else if (colons > 1) return `[${h}]`;
+  h = h.replace(/\.+$/, '');
+  if (!h) return '';
+  try {
+    h = idnaEncode(h);
+  } catch {
+    // keep h as it is, like the server
+  }
+  return h.toLowerCase();
+}
+
+/** @param {string} host */
+export function isIpLiteral(host) {
+  return host.startsWith('[') || isIpAddress(host);
+}
+
+/** host itself, then each parent by whole labels. @param {string} host */
+function parents(host) {
+  if (isIpLiteral(host)) return [host];
+  const labels = host.split('.');
+  return labels.map((_, i) => labels.slice(i).join('.'));
+}
+
+/** @param {string} host */
+function depth(host) {
+  return isIpLiteral(host) ? 1 : host.split('.').length;
+}
+
+const own = (/** @type {object} */ o, /** @type {string} */ k) => Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * The most specific sensitive match.
+ * @param {string} host
+ * @param {Sensitive} sensitive
+ * @returns {[number, string] | null}
+ */
+function sensitiveMatch(host, sensitive) {
+  const domains = sensitive.domains || {}, suffixes = sensitive.suffixes || {};
+  const labels = sensitive.labels || {}, exact = sensitive.exact || {};
+  if (own(exact, host)) return [depth(host), `sensitive:${exact[host]}:${host}`];
+  if (isIpLiteral(host)) {
+    const local = isLocalAddress(host.replace(/^\[+|\]+$/g, ''));
+    return local ? [1, `sensitive:local:${host}`] : null;
+  }
+  /** @type {[number, string] | null} */
+  let best = null;
+  const parts = parents(host);
+  for (const cand of parts) {
+    if (own(domains, cand)) {
+      best = [depth(cand), `sensitive:${domains[cand]}:${cand}`];
+      break;
+    }
+  }
+  if (best === null) {
+    for (const cand of parts.slice(1)) {
+      if (own(suffixes, cand)) {
+        best = [depth(cand), `sensitive:${suffixes[cand]}:*.${cand}`];
+        break;
+      }
+    }
+  }
+  const first = host.split('.')[0];
+  if (own(labels, first) && depth(host) >= 3) {
+    const d = depth(host);
+    if (best === null || d > best[0]) best = [d, `sensitive:${labels[first]}:${first}.*`];
+  }
+  return best;
+}
+
+/**
+ * @param {string} host
+ * @param {PolicySnapshot | null | undefined} snapshot
+ * @returns {Resolution}
+ */
+export function resolve(host, snapshot) {
+  const snap = snapshot || {};
+  const h = cleanHost(host);
+  const fallback = snap.global_default || 'collect';
+  if (!h) return { host: h, mode: 'off', reason: 'invalid-host' };
+  /** @type {Map<string, Mode>} */
+  const rules = new Map();
+  for (const r of snap.rules || []) rules.set(r.host, r.mode);
+  /** @type {[number, string] | null} */
+  let rule = null;
+  for (const cand of parents(h)) {
+    if (rules.has(cand)) {
+      rule = [depth(cand), cand];
+      break;
+    }
+  }
+  const sens = sensitiveMatch(h, snap.sensitive || {});
+  if (rule !== null && (sens === null || rule[0] >= sens[0])) {
+    return { host: h, mode: /** @type {Mode} */ (rules.get(rule[1])), reason: `rule:${rule[1]}` };
+  }
+  if (sens !== null) return { host: h, mode: 'off', reason: sens[1] };
+  return { host: h, mode: fallback, reason: 'default' };
+}

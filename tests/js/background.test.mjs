@@ -1,0 +1,190 @@
+// The service worker against a fake chrome and a fake server: listeners registered synchronously,
+// governance before any request, the probe cache, captures taking url/title from sender.tab, the
+// outbox and its idempotency key, content-script registration only for `collect` chat hosts.
+import { test, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { makeChrome, makeFetch } from './fake-chrome.mjs';
+
+const chrome = makeChrome();
+globalThis.chrome = /** @type {any} */ (chrome);
+
+// a server the tests steer
+const sens = JSON.parse(readFileSync(new URL('../../server/governance/sensitive.json', import.meta.url), 'utf8'));
+const srv = {
+  up: true,
+  token: 'T0KEN',
+  rules: /** @type {{host: string, mode: string}[]} */ ([]),
+  stored: /** @type {Map<string, any>} */ (new Map()),
+  green: false,
+};
+const policyBody = () => ({
+  version: 'v' + JSON.stringify(srv.rules).length,
+  global_default: 'collect',
+  rules: srv.rules,
+  sensitive: { domains: sens.domains, suffixes: sens.suffixes, labels: sens.labels, exact: sens.exact },
+});
+const { fetch, calls } = makeFetch((method, url, init) => {
+  if (!srv.up) throw new TypeError('Failed to fetch');
+  if (url.pathname === '/api/health') return { body: { ok: true } };
+  if (init.headers.Authorization !== `Bearer ${srv.token}`) return { status: 401, body: { error: { code: 'unauthorized', message: 'no' } } };
+  if (url.pathname === '/api/policy') return { body: policyBody() };
+  if (url.pathname === '/api/page-probe') return { body: { mode: 'collect', green: srv.green, exact: srv.green ? 1 : 0, documents: 0 } };
+  if (method === 'POST') {
+    const key = init.headers['Idempotency-Key'];
+    if (key && !srv.stored.has(key)) srv.stored.set(key, { path: url.pathname, body: JSON.parse(init.body) });
+    return { status: 201, body: { id: 1 } };
+  }
+  return { status: 404, body: { error: { code: 'not_found', message: 'no' } } };
+});
+globalThis.fetch = /** @type {any} */ (fetch);
+
+// just enough canvas for the icon: the artwork is one brand-coloured pixel and one white pixel
+/** @type {Uint8ClampedArray[]} */
+const drawn = [];
+globalThis.createImageBitmap = /** @type {any} */ (async () => ({}));
+globalThis.OffscreenCanvas = /** @type {any} */ (class {
+  getContext() {
+    return {
+      drawImage() {},
+      getImageData() {
+        const data = new Uint8ClampedArray([64, 88, 214, 255, 255, 255, 255, 255]);
+        drawn.push(data);
+        return { data };
+      },
+    };
+  }
+});
+
+const before = Object.keys(chrome.listeners).length;
+await import('../../extension/background/main.js');
+const P = /** @type {any} */ (globalThis).WherefromProtocol;
+const { flush } = await import('../../extension/background/outbox.js');
+const { wantedScripts, patternHost } = await import('../../extension/background/governance.js');
+const { recolour } = await import('../../extension/background/icon.js');
+
+const fire = (/** @type {string} */ name, /** @type {any[]} */ ...args) => Promise.all(chrome.listeners[name].map((fn) => fn(...args)));
+/** @param {any} message @param {any} sender */
+const message = (message, sender) =>
+  new Promise((res) => chrome.listeners['runtime.onMessage'][0](message, sender, res));
+const PANEL = { id: chrome.runtime.id, url: chrome.runtime.getURL('sidepanel/index.html') };
+const serverCalls = () => calls.filter((c) => !c.url.startsWith('chrome-extension:'));
+
+beforeEach(async () => {
+  await chrome.storage.local.clear();
+  await chrome.storage.session.clear();
+  calls.length = 0;
+  drawn.length = 0;
+  srv.up = true;
+  srv.rules = [];
+  srv.stored.clear();
+  srv.green = false;
+  for (const k of Object.keys(chrome.tabsById)) delete chrome.tabsById[Number(k)];
+});
+
+test('every listener is registered synchronously at top level', () => {
+  assert.equal(before, 0);
+  for (const name of ['runtime.onInstalled', 'runtime.onStartup', 'runtime.onMessage', 'tabs.onActivated', 'tabs.onUpdated',
+    'contextMenus.onClicked', 'commands.onCommand', 'storage.onChanged', 'alarms.onAlarm']) {
+    assert.equal(chrome.listeners[name]?.length, 1, name);
+  }
+});
+
+test('page memory off (the default): a tab activation sends nothing at all', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN' });
+  chrome.tabsById[1] = { id: 1, url: 'https://example.com/a', title: 'A', active: true, windowId: 1 };
+  await fire('tabs.onActivated', { tabId: 1 });
+  await fire('tabs.onUpdated', 1, { status: 'complete' }, chrome.tabsById[1]);
+  assert.deepEqual(serverCalls(), []);
+});
+
+test('a site resolved off locally is never probed; its URL never leaves', async () => {
+  srv.rules = [{ host: 'example.com', mode: 'off' }];
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true });
+  chrome.tabsById[2] = { id: 2, url: 'https://www.example.com/secret?q=1', title: 'Secret', active: true, windowId: 1 };
+  await fire('tabs.onActivated', { tabId: 2 });
+  const sent = serverCalls();
+  assert.ok(sent.every((c) => c.url.endsWith('/api/policy')), JSON.stringify(sent));
+  assert.ok(!JSON.stringify(sent).includes('example.com'));
+  // the icon was redrawn in the muted look: the brand pixel turned grey
+  const px = drawn.at(-1);
+  assert.ok(px && px[0] === px[1] && px[1] === px[2], 'greyed');
+});
+
+test('a sensitive host is off without any rule', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[3] = { id: 3, url: 'https://secure.chase.com/login', title: 'Bank', active: true, windowId: 1 };
+  await fire('tabs.onActivated', { tabId: 3 });
+  assert.deepEqual(serverCalls(), []);
+});
+
+test('collect: probed once, cached 30 s, icon green when the probe says so', async () => {
+  srv.green = true;
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[4] = { id: 4, url: 'https://example.org/page#frag', title: 'P', active: true, windowId: 1 };
+  await fire('tabs.onActivated', { tabId: 4 });
+  await fire('tabs.onActivated', { tabId: 4 });
+  const probes = serverCalls().filter((c) => c.url.includes('/api/page-probe'));
+  assert.equal(probes.length, 1);
+  assert.equal(new URL(probes[0].url).searchParams.get('url'), 'https://example.org/page');
+  const px = drawn.at(-1);
+  assert.ok(px && px[1] > px[0] && px[1] > px[2], 'green');
+  assert.deepEqual([...px.slice(4)], [255, 255, 255, 255], 'whites kept');
+});
+
+test('captures: url and title come from sender.tab; a content script cannot reach panel types', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  const sender = { id: chrome.runtime.id, url: 'https://chatgpt.com/c/1', tab: { id: 9, url: 'https://chatgpt.com/c/1', title: 'Chat' } };
+  const refused = await message({ type: P.PANEL_SET_RULE, payload: { host: 'chase.com', mode: 'collect' } }, sender);
+  assert.equal(refused.ok, false);
+  const sneaky = await message({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }], url: 'https://evil.example/' } }, sender);
+  assert.equal(sneaky.ok, false);
+  const pair = await message({ type: P.PANEL_PAIR, payload: { token: 'x' } }, sender);
+  assert.equal(pair.ok, false);
+  assert.deepEqual(serverCalls(), []);
+});
+
+test('a write while the server is down waits in the outbox and is delivered once with its key', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[5] = { id: 5, url: 'https://example.net/n', title: 'N', active: true, windowId: 1 };
+  srv.up = false;
+  const r = await message({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 5, text: 'remember this' } }, PANEL);
+  assert.equal(r.ok, true);
+  assert.equal(r.queued, true);
+  const { outbox } = await chrome.storage.local.get('outbox');
+  assert.equal(outbox.length, 1);
+  const key = outbox[0].key;
+  assert.match(key, /^[0-9a-f-]{36}$/);
+  const firstTry = calls.find((c) => c.method === 'POST');
+  assert.equal(firstTry?.headers['Idempotency-Key'], key);
+  srv.up = true;
+  await Promise.all([flush(), flush()]);
+  await fire('tabs.onActivated', { tabId: 5 });
+  const posts = serverCalls().filter((c) => c.method === 'POST' && c.url.endsWith('/api/notes'));
+  assert.ok(posts.every((c) => c.headers['Idempotency-Key'] === key));
+  assert.equal(srv.stored.size, 1);
+  assert.equal(posts.length, 2, 'the failed first try and exactly one delivery');
+  assert.deepEqual((await chrome.storage.local.get('outbox')).outbox, []);
+});
+
+test('capture scripts only for chat hosts resolving to collect, only with page memory on', () => {
+  const sites = [
+    { id: 'chatgpt', hosts: ['chatgpt.com'], matches: ['https://chatgpt.com/*'] },
+    { id: 'gemini', hosts: ['gemini.google.com'], matches: ['https://gemini.google.com/*'] },
+    { id: 'huggingchat', hosts: ['huggingface.co'], matches: ['https://huggingface.co/chat/*'] },
+  ];
+  const pol = { ...policyBody(), rules: [{ host: 'google.com', mode: 'suggest' }] };
+  assert.deepEqual([...wantedScripts(sites, pol, true).keys()], ['wf-site-chatgpt', 'wf-site-huggingchat']);
+  assert.equal(wantedScripts(sites, pol, false).size, 0);
+  assert.equal(wantedScripts(sites, null, true).size, 0);
+  assert.equal(patternHost('https://*.example.com/*'), 'example.com');
+  assert.equal(patternHost('<all_urls>'), '');
+});
+
+test('recolour: green keeps whites, off greys everything', () => {
+  const g = recolour(new Uint8ClampedArray([64, 88, 214, 255, 255, 255, 255, 255]), 'green');
+  assert.ok(g[1] > g[0] && g[1] > g[2]);
+  assert.deepEqual([...g.slice(4)], [255, 255, 255, 255]);
+  const o = recolour(new Uint8ClampedArray([64, 88, 214, 255]), 'off');
+  assert.ok(o[0] === o[1] && o[1] === o[2] && o[3] < 255);
+});

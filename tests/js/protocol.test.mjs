@@ -1,0 +1,89 @@
+// The message protocol: directions, schemas, trust tiers (shared/protocol.js) and the
+// background's sender classification (background/messages.js senderKind).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import '../../extension/shared/protocol.js';
+import { senderKind } from '../../extension/background/messages.js';
+
+const P = globalThis.WherefromProtocol;
+const ID = 'gidncpejkfcnakpojbbbhocinihfkjmj';
+const ORIGIN = `chrome-extension://${ID}`;
+
+test('the protocol object is frozen and names types by direction', () => {
+  assert.ok(Object.isFrozen(P));
+  assert.equal(P.CAPTURE_TURNS, 'content:capture-turns');
+  assert.equal(P.SELECTOR_MISS, 'content:selector-miss');
+  assert.equal(P.CONTENT_READY, 'content:ready');
+  assert.equal(P.INSERT_TEXT, 'background:insert-text');
+  for (const [name, type] of Object.entries(P.TYPES)) {
+    const prefix = name.startsWith('PANEL_') ? 'panel:' : name === 'INSERT_TEXT' ? 'background:' : 'content:';
+    assert.ok(type.startsWith(prefix), `${name} = ${type}`);
+  }
+});
+
+test('a content sender may send content types', () => {
+  const ok = P.validate({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }], settled: true } }, 'content');
+  assert.equal(ok.ok, true);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { site: 'claude', detail: { layout: 'a' } } }, 'content').ok, true);
+  assert.equal(P.validate({ type: P.CONTENT_READY }, 'content').ok, true);
+});
+
+test('a content sender can never use panel types', () => {
+  for (const [name, type] of Object.entries(P.TYPES)) {
+    if (!name.startsWith('PANEL_')) continue;
+    const r = P.validate({ type, payload: {} }, 'content');
+    assert.equal(r.ok, false, `${type} accepted from content`);
+  }
+  // the ones that matter most, with well-formed payloads
+  assert.equal(P.validate({ type: P.PANEL_SET_RULE, payload: { host: 'bank.com', mode: 'collect' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_PAIR, payload: { token: 'x' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_SET_PAGE_MEMORY, payload: { on: true } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_GET_STATE, payload: {} }, 'content').ok, false);
+});
+
+test('a panel sender cannot send content types, and nobody can send background types to the worker', () => {
+  assert.equal(P.validate({ type: P.CAPTURE_TURNS, payload: { site: 'x', turns: [] } }, 'panel').ok, false);
+  assert.equal(P.validate({ type: P.INSERT_TEXT, payload: { text: 'x' } }, 'panel').ok, false);
+  assert.equal(P.validate({ type: P.INSERT_TEXT, payload: { text: 'x' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_SET_RULE, payload: { host: 'a.com', mode: 'off' } }, 'panel').ok, true);
+});
+
+test('a capture cannot carry a url, a title or a server path', () => {
+  const base = { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }] };
+  for (const extra of [{ url: 'https://evil.example/' }, { title: 't' }, { path: '/api/notes' }, { server: 'http://x' }]) {
+    assert.equal(P.validate({ type: P.CAPTURE_TURNS, payload: { ...base, ...extra } }, 'content').ok, false, JSON.stringify(extra));
+  }
+  assert.equal(P.validate({ type: P.CAPTURE_TURNS, payload: base, url: 'x' }, 'content').ok, false);
+});
+
+test('payload shapes are checked', () => {
+  const bad = [
+    null, 'x', [], {}, { type: 'nope' }, { type: 42 },
+    { type: P.CAPTURE_TURNS, payload: { site: 'a', turns: 'no' } },
+    { type: P.CAPTURE_TURNS, payload: { site: 'a', turns: [{ role: 'system', text: 'x' }] } },
+    { type: P.CAPTURE_TURNS, payload: { site: 'a', turns: [{ role: 'user', text: 5 }] } },
+    { type: P.CAPTURE_TURNS, payload: { site: 'a', turns: [{ role: 'user', text: 'x', extra: 1 }] } },
+    { type: P.CAPTURE_TURNS, payload: { site: '', turns: [] } },
+    { type: P.CAPTURE_TURNS, payload: [] },
+  ];
+  for (const m of bad) assert.equal(P.validate(m, 'content').ok, false, JSON.stringify(m));
+  assert.equal(P.validate({ type: P.PANEL_SET_RULE, payload: { host: 'a.com', mode: 'sometimes' } }, 'panel').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 1.5, text: 'x' } }, 'panel').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 3, text: '' } }, 'panel').ok, false);
+  assert.equal(P.validate({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 3, text: 'a note' } }, 'panel').ok, true);
+  assert.equal(P.validate({ type: '__proto__' }, 'panel').ok, false);
+  assert.equal(P.validate({ type: 'toString' }, 'panel').ok, false);
+});
+
+test('senderKind: the tier comes from what Chrome says about the sender', () => {
+  const kind = (/** @type {any} */ s) => senderKind(s, ID, ORIGIN);
+  assert.equal(kind({ id: ID, url: `${ORIGIN}/sidepanel/index.html` }), 'panel');
+  assert.equal(kind({ id: ID, url: `${ORIGIN}/sidepanel/index.html?tabId=3`, tab: { id: 3 } }), 'panel');
+  assert.equal(kind({ id: ID, url: 'https://chatgpt.com/c/1', tab: { id: 7 } }), 'content');
+  assert.equal(kind({ id: ID, url: 'https://chatgpt.com/c/1' }), null, 'no tab');
+  assert.equal(kind({ id: 'someoneelse', url: `${ORIGIN}/sidepanel/index.html` }), null);
+  assert.equal(kind({ id: ID, url: `${ORIGIN}/other.html` }), null);
+  assert.equal(kind({ id: ID, url: `chrome-extension://${ID}x/sidepanel/index.html`, tab: { id: 1 } }), null);
+  assert.equal(kind({ id: ID, url: 'file:///tmp/x.html', tab: { id: 1 } }), null);
+  assert.equal(kind(undefined), null);
+});
