@@ -1,0 +1,297 @@
+/* Wherefrom content scripts: the capture runtime (classic script, loaded last; see files.json).
+ *
+ * On a page the registry does not cover, nothing happens: no observer, no listener, no message.
+ * On a chat page:
+ *   - a MutationObserver marks the page dirty; the first mutation after a quiet period schedules
+ *     one setTimeout (the debounce). Nothing is periodic: when the page is idle no timer exists.
+ *   - each tick reads the mounted turns with the first matching layout alternative and merges
+ *     them into an Accumulator (native ids, or content keys, across virtualised windows);
+ *   - the turns are sent (CAPTURE_TURNS) while a reply grows (settled: false) and once more when
+ *     it has settled: the registry's done signal says so, or (no signal) the text stopped changing;
+ *   - once per conversation, when the layout is virtualised or lazily loaded, the registry's
+ *     scroller is walked to the top and back, collecting, and the reader's position restored;
+ *   - when no alternative finds a turn on a page that should have some, SELECTOR_MISS is sent
+ *     once per page (never a silent "0 turns").
+ * The background takes the URL and title from sender.tab: no message here carries them.
+ */
+(function () {
+  'use strict';
+  var ns = globalThis.Wherefrom;
+  if (!ns || Object.isFrozen(ns)) return;
+  var X = ns.extractor;
+  var M = ns.messages;
+
+  var DEBOUNCE_MS = 250;     // first read after a burst of mutations
+  var QUIET_MS = 1500;       // no mutation for this long = text is stable (no done signal needed)
+
+  var site = X.siteFor(location.href);
+
+  function send(type, payload) {
+    try {
+      var r = chrome.runtime.sendMessage({ type: type, payload: payload });
+      if (r && typeof r.catch === 'function') r.catch(function () {});
+    } catch (e) { /* extension reloaded: this page's script is orphaned */ }
+  }
+
+  function Runtime(site) {
+    this.site = site;
+    this.acc = new X.Accumulator();
+    this.timer = null;
+    this.lastMutation = 0;
+    this.lastSent = '';
+    this.layout = null;
+    this.missSent = false;
+    this.collecting = false;
+    this.collected = false;
+    this.href = location.href;
+    this.observer = null;
+    this.observed = new WeakSet();
+    this.phase = 'starting';
+  }
+
+  Runtime.prototype.start = function () {
+    var self = this;
+    var attrs = ['hidden', 'class', 'style'];
+    this.site.layouts.forEach(function (l) {
+      if (l.streaming && l.streaming.attr) attrs.push(l.streaming.attr);
+    });
+    this.observer = new MutationObserver(function () { self.onMutation(); });
+    this.observerOptions = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: attrs };
+    this.observe(document);
+    this.onMutation();
+  };
+
+  Runtime.prototype.observe = function (root) {
+    if (this.observed.has(root)) return;
+    this.observed.add(root);
+    this.observer.observe(root, this.observerOptions);
+  };
+
+  /** Open shadow roots (legacy Copilot) are observed as they appear. */
+  Runtime.prototype.observeShadows = function () {
+    if (!this.site.shadow) return;
+    var self = this;
+    X.queryAll(document, '*', true).forEach(function (el) {
+      if (el.shadowRoot) self.observe(el.shadowRoot);
+    });
+  };
+
+  Runtime.prototype.onMutation = function () {
+    this.lastMutation = Date.now();
+    if (this.timer === null && !this.collecting) {
+      var self = this;
+      this.timer = setTimeout(function () { self.timer = null; self.tick(); }, DEBOUNCE_MS);
+    }
+  };
+
+  /** Is the page's URL one that must show turns (registry `conversation`, else a composer)? */
+  Runtime.prototype.shouldHaveTurns = function () {
+    var c = this.site.conversation;
+    if (c) return new RegExp(c).test(location.pathname + location.search);
+    return !!ns.composer.find(this.site);
+  };
+
+  Runtime.prototype.read = function () {
+    var found = X.detect(document, this.site);
+    if (!found) return null;
+    this.layout = found.layout;
+    this.acc.merge(found.turns);
+    return found;
+  };
+
+  Runtime.prototype.tick = function () {
+    if (location.href !== this.href) this.reset();
+    this.observeShadows();
+    var found = this.read();
+    var quiet = Date.now() - this.lastMutation >= QUIET_MS;
+    if (!found) {
+      this.phase = quiet ? 'idle' : 'waiting';
+      if (quiet && !this.missSent && this.shouldHaveTurns()) {
+        this.missSent = true;
+        send(M.SELECTOR_MISS, {
+          site: this.site.id,
+          detail: 'no layout matched (' + this.site.layouts.map(function (l) { return l.id; }).join(', ') + ')',
+        });
+      }
+      if (!quiet) this.again();
+      return;
+    }
+    var streaming = found.turns.some(function (t) { return t.streaming; });
+    var signal = !!found.layout.streaming;
+    var settled = !streaming && (signal || quiet);
+    this.emit(settled);
+    if (settled && !this.collected && found.layout.lazy && found.layout.lazy !== 'none') {
+      this.collected = true;
+      this.scrollCollect(found.layout);
+      return;
+    }
+    this.phase = settled ? 'idle' : 'growing';
+    if (!settled) this.again();
+  };
+
+  /** While a reply is still growing, look again once more (a single timeout, not a poll). */
+  Runtime.prototype.again = function () {
+    if (this.timer !== null) return;
+    var self = this;
+    var wait = Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation));
+    this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
+  };
+
+  Runtime.prototype.emit = function (settled) {
+    var turns = this.acc.turns();
+    var sig = JSON.stringify([turns, settled]);
+    if (sig === this.lastSent) return;
+    this.lastSent = sig;
+    send(M.CAPTURE_TURNS, { site: this.site.id, turns: turns, settled: settled });
+  };
+
+  Runtime.prototype.reset = function () {
+    this.href = location.href;
+    this.acc = new X.Accumulator();
+    this.lastSent = '';
+    this.missSent = false;
+    this.collected = false;
+  };
+
+  // ---------------------------------------------------------------- scroll and collect
+
+  function frame() {
+    return new Promise(function (resolve) { requestAnimationFrame(function () { resolve(); }); });
+  }
+
+  /** Resolve after the DOM has been quiet for `quiet` ms (or `max` ms at most). */
+  function settleDom(quiet, max) {
+    return new Promise(function (resolve) {
+      var start = Date.now();
+      var last = Date.now();
+      var obs = new MutationObserver(function () { last = Date.now(); });
+      obs.observe(document, { childList: true, subtree: true, characterData: true });
+      (function check() {
+        var now = Date.now();
+        if (now - last >= quiet || now - start >= max) { obs.disconnect(); resolve(); return; }
+        setTimeout(check, Math.min(quiet, 50));
+      })();
+    });
+  }
+
+  function scrollerFor(site, layout) {
+    var sel = X.asSelector(layout.scroller || site.scroller);
+    if (!sel) return null;
+    var list = X.queryAll(document, sel, !!site.shadow);
+    return list.find(function (el) { return el.scrollHeight > el.clientHeight; }) || list[0] || null;
+  }
+
+  /** The first turn element visible in the scroller, with its offset from the scroller's top. */
+  function anchorOf(scroller, site, layout) {
+    var top = scroller.getBoundingClientRect().top;
+    var els = X.turnElements(document, site, layout);
+    for (var i = 0; i < els.length; i++) {
+      var r = els[i].el.getBoundingClientRect();
+      if (r.bottom > top) return { el: els[i].el, offset: r.top - top };
+    }
+    return null;
+  }
+
+  /**
+   * Walk the scroller to the top in steps of half a viewport (windows overlap, so they stitch),
+   * waiting at the top for lazily loaded older turns, then back down; collect at every step;
+   * put the reader back exactly where they were.
+   */
+  Runtime.prototype.scrollCollect = function (layout) {
+    var self = this;
+    var scroller = scrollerFor(this.site, layout);
+    if (!scroller) { this.phase = 'idle'; return Promise.resolve(); }
+    this.collecting = true;
+    this.phase = 'collecting';
+    var startTop = scroller.scrollTop;
+    var startFromBottom = scroller.scrollHeight - scroller.scrollTop;
+    var anchor = anchorOf(scroller, this.site, layout);
+    var step = Math.max(50, Math.floor(scroller.clientHeight / 2));
+    var lazy = layout.lazy === 'lazy-backward';
+
+    function collectNow() { var f = X.detect(document, self.site); if (f) self.acc.merge(f.turns); }
+
+    async function run() {
+      var stuck = 0;
+      for (var guard = 0; guard < 2000; guard++) {     // up
+        var before = scroller.scrollTop, height = scroller.scrollHeight;
+        scroller.scrollTop = before - step;
+        scroller.dispatchEvent(new Event('scroll'));
+        await frame();
+        await settleDom(120, lazy && scroller.scrollTop === before ? 1500 : 600);
+        collectNow();
+        if (scroller.scrollTop === before && scroller.scrollHeight === height) {
+          if (++stuck >= (lazy ? 2 : 1)) break;
+        } else stuck = 0;
+      }
+      for (guard = 0; guard < 2000; guard++) {         // down
+        var b = scroller.scrollTop;
+        scroller.scrollTop = b + step;
+        scroller.dispatchEvent(new Event('scroll'));
+        await frame();
+        await settleDom(80, 600);
+        collectNow();
+        if (scroller.scrollTop === b) break;
+      }
+      // restore: prepended history keeps the distance from the bottom; else the same scrollTop
+      scroller.scrollTop = lazy ? scroller.scrollHeight - startFromBottom : startTop;
+      scroller.dispatchEvent(new Event('scroll'));
+      await frame();
+      if (anchor && anchor.el.isConnected) {
+        var top = scroller.getBoundingClientRect().top;
+        var delta = anchor.el.getBoundingClientRect().top - top - anchor.offset;
+        if (Math.abs(delta) >= 1) scroller.scrollTop += delta;
+      }
+      await settleDom(80, 600);
+      collectNow();
+    }
+
+    return run().catch(function () {}).then(function () {
+      self.collecting = false;
+      self.phase = 'idle';
+      self.emit(true);
+    });
+  };
+
+  // ---------------------------------------------------------------- start
+
+  if (!site) {
+    Object.freeze(ns);
+    return;  // not a registered chat page: nothing at all happens here
+  }
+
+  var runtime = new Runtime(site);
+  var adapter = ns.adapters[site.id];
+  if (adapter && adapter.init) adapter.init(site);
+
+  try {
+    chrome.runtime.onMessage.addListener(function (msg, sender, sendResponse) {
+      if (!msg || msg.type !== M.INSERT_TEXT) return false;
+      if (!sender || sender.id !== chrome.runtime.id) return false;  // only our own background
+      var text = msg.payload ? msg.payload.text : msg.text;
+      sendResponse(ns.composer.insert(site, text));
+      return false;
+    });
+  } catch (e) { /* no runtime (orphaned script) */ }
+
+  ns.runtime = Object.freeze({
+    site: site,
+    /** For tests and diagnostics: where the runtime is and what it holds. */
+    state: function () {
+      return {
+        phase: runtime.phase, timer: runtime.timer !== null, collecting: runtime.collecting,
+        layout: runtime.layout && runtime.layout.id, turns: runtime.acc.turns(),
+      };
+    },
+    scrollCollect: function () {
+      return runtime.layout ? runtime.scrollCollect(runtime.layout) : Promise.resolve();
+    },
+  });
+  Object.freeze(ns);
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', function () { runtime.start(); }, { once: true });
+  } else {
+    runtime.start();
+  }
+})();

@@ -1,0 +1,371 @@
+/* Wherefrom content scripts: the one parameterised extractor (classic script).
+ *
+ * Everything site-specific comes from the registry (extension/sites/registry.json, loaded as
+ * registry.generated.js). This file knows how to
+ *   - find the registry entry for the page's URL (siteFor);
+ *   - read the mounted turns of a page with one layout alternative (readMounted);
+ *   - turn a subtree into the text a reader sees (visibleText);
+ *   - accumulate turns across virtualised windows, keyed by native id or a content key
+ *     (Accumulator).
+ * It has no side effects: capture.js drives it.
+ */
+(function () {
+  'use strict';
+  var ns = globalThis.Wherefrom;
+  if (!ns || Object.isFrozen(ns)) return;
+
+  // ---------------------------------------------------------------- URL matching
+
+  function escapeRegex(s) {
+    return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+
+  /** A Chrome match pattern ("https://*.example.com/chat*") as a RegExp over href. */
+  function matchPatternRegex(pattern) {
+    var m = /^(\*|https?):\/\/([^/]+)(\/.*)$/.exec(pattern);
+    if (!m) return null;
+    var scheme = m[1] === '*' ? 'https?' : m[1];
+    var host = m[2] === '*' ? '[^/]+'
+      : m[2].indexOf('*.') === 0 ? '(?:[^/]+\\.)?' + escapeRegex(m[2].slice(2))
+        : escapeRegex(m[2]);
+    var path = m[3].split('*').map(escapeRegex).join('.*');
+    return new RegExp('^' + scheme + '://' + host + '(?::\\d+)?' + path + '$');
+  }
+
+  /** The registry entry whose match patterns cover href, or null (then nothing runs). */
+  function siteFor(href, registry) {
+    var sites = (registry || ns.registry || { sites: [] }).sites;
+    var url = String(href).split('#')[0];
+    for (var i = 0; i < sites.length; i++) {
+      var pats = sites[i].matches;
+      for (var j = 0; j < pats.length; j++) {
+        var re = matchPatternRegex(pats[j]);
+        if (re && re.test(url)) return sites[i];
+      }
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------- DOM queries
+
+  function asSelector(s) {
+    if (!s) return '';
+    return Array.isArray(s) ? s.join(', ') : s;
+  }
+
+  /** querySelectorAll that, when deep, also searches open shadow roots, in tree order. */
+  function queryAll(root, selector, deep) {
+    if (!selector) return [];
+    if (!deep) return Array.prototype.slice.call(root.querySelectorAll(selector));
+    var out = [];
+    (function visit(r) {
+      var walker = document.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
+      var el = walker.nextNode();
+      while (el) {
+        if (el.matches(selector)) out.push(el);
+        if (el.shadowRoot) visit(el.shadowRoot);
+        el = walker.nextNode();
+      }
+    })(root);
+    return out;
+  }
+
+  /** The element itself when it matches, else its matching descendants (open shadow roots too). */
+  function selfOrDescendants(el, selector, deep) {
+    if (!selector) return [el];
+    if (el.matches(selector)) return [el];
+    var root = deep && el.shadowRoot ? el.shadowRoot : el;
+    var found = queryAll(root, selector, deep);
+    if (deep && el.shadowRoot) found = found.concat(queryAll(el, selector, false));
+    // keep the outermost matches: a nested match is already part of its ancestor's text
+    return found.filter(function (n) {
+      for (var k = 0; k < found.length; k++) {
+        if (found[k] !== n && found[k].contains(n)) return false;
+      }
+      return true;
+    });
+  }
+
+  function hasMatch(el, selector, deep) {
+    if (!selector) return false;
+    if (el.matches(selector)) return true;
+    if (el.querySelector(selector)) return true;
+    return !!(deep && el.shadowRoot && queryAll(el.shadowRoot, selector, true).length);
+  }
+
+  // ---------------------------------------------------------------- visible text
+
+  var SKIP_TAGS = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|svg|SVG|IMG|VIDEO|AUDIO|CANVAS|IFRAME|INPUT|SELECT|TEXTAREA|OBJECT)$/;
+  var INLINE = { inline: 1, 'inline-block': 1, 'inline-flex': 1, 'inline-grid': 1, contents: 1, ruby: 1, 'ruby-text': 1 };
+  var INVISIBLE_CHARS = /[\u200B-\u200D\u2060\uFEFF]/g;
+
+  function normalise(text) {
+    return String(text).replace(INVISIBLE_CHARS, '').replace(/\s+/g, ' ').trim();
+  }
+
+  /**
+   * The text a reader sees in root: excluded subtrees (exclude selector) and hidden ones
+   * (display:none, visibility:hidden, the hidden attribute) removed, a space at every
+   * block boundary and <br>, whitespace collapsed. It walks the live DOM (open shadow roots and
+   * their slots included) and never changes it.
+   */
+  function visibleText(root, exclude) {
+    var parts = [];
+    function walkChildren(node) {
+      var kids = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
+      for (var i = 0; i < kids.length; i++) walk(kids[i]);
+    }
+    function walk(node) {
+      if (node.nodeType === 3) { parts.push(node.data); return; }
+      if (node.nodeType !== 1) return;
+      if (SKIP_TAGS.test(node.nodeName)) return;
+      if (node.nodeName === 'BR') { parts.push(' '); return; }
+      if (exclude && node.matches(exclude)) return;
+      if (node.hasAttribute('hidden')) return;
+      var cs = getComputedStyle(node);
+      if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
+      var block = !INLINE[cs.display];
+      if (block) parts.push(' ');
+      if (node.nodeName === 'SLOT') {
+        var assigned = node.assignedNodes({ flatten: true });
+        if (assigned.length) assigned.forEach(walk); else walkChildren(node);
+      } else {
+        walkChildren(node);
+      }
+      if (block) parts.push(' ');
+    }
+    if (root.nodeType === 1 && root.shadowRoot) walkChildren(root);
+    else if (root.nodeType === 1) {
+      // the root's own visibility does not matter (it may be a freshly mounted, offscreen node)
+      for (var c = root.firstChild; c; c = c.nextSibling) walk(c);
+    } else walk(root);
+    return normalise(parts.join(''));
+  }
+
+  // ---------------------------------------------------------------- layouts
+
+  var DEFAULT_EXCLUDE = ['script', 'style', 'template', 'noscript'];
+
+  /** The combined exclusion selector for a site + layout (registry defaults first). */
+  function excludeFor(site, layout) {
+    var reg = ns.registry || {};
+    var list = DEFAULT_EXCLUDE.concat((reg.defaults && reg.defaults.exclude) || [],
+      site.exclude || [], (layout && layout.exclude) || []);
+    return list.join(', ');
+  }
+
+  function textSelector(layout, role) {
+    var t = layout.text;
+    if (!t) return '';
+    if (typeof t === 'string' || Array.isArray(t)) return asSelector(t);
+    return asSelector(t[role]);
+  }
+
+  /** Elements of one layout that are turns, in document order, each with its role. */
+  function turnElements(root, site, layout) {
+    var deep = !!site.shadow;
+    if (layout.turn) {
+      var roles = layout.role || {};
+      return queryAll(root, asSelector(layout.turn), deep).map(function (el) {
+        var role = null;
+        if (roles.attr) {
+          var v = el.getAttribute(roles.attr);
+          role = roles.values ? roles.values[v] || null : v;
+        } else if (roles.user && hasMatch(el, asSelector(roles.user), deep)) role = 'user';
+        else if (roles.assistant && hasMatch(el, asSelector(roles.assistant), deep)) role = 'assistant';
+        else role = roles['default'] || null;
+        return { el: el, role: role };
+      }).filter(function (t) { return t.role === 'user' || t.role === 'assistant'; });
+    }
+    var userSel = asSelector(layout.user), assistantSel = asSelector(layout.assistant);
+    // one query for both roles keeps tree order (also across shadow roots)
+    var all = queryAll(root, userSel + ', ' + assistantSel, deep).map(function (el) {
+      return { el: el, role: el.matches(userSel) ? 'user' : 'assistant' };
+    });
+    all = all.filter(function (t) {  // a match nested in another turn is part of that turn
+      for (var k = 0; k < all.length; k++) {
+        if (all[k].el !== t.el && all[k].el.contains(t.el)) return false;
+      }
+      return true;
+    });
+    return all;
+  }
+
+  /** Turn elements in reading order (`reverse`: the list is newest first in the DOM). */
+  function orderedTurnElements(root, site, layout) {
+    var list = turnElements(root, site, layout);
+    return layout.reverse ? list.reverse() : list;
+  }
+
+  /** How many elements a layout's turn selector(s) match now (the registry's evidence count). */
+  function countMatches(root, site, layout) {
+    return turnElements(root, site, layout).length;
+  }
+
+  function nativeId(el, spec) {
+    if (!spec) return null;
+    var holder = el;
+    if (spec.closest) holder = el.closest(spec.closest) || el.querySelector(spec.closest);
+    if (!holder) return null;
+    var v = holder.getAttribute(spec.attr);
+    return v ? v : null;
+  }
+
+  function isStreaming(root, el, spec, deep) {
+    if (!spec) return false;
+    if (spec.selector && queryAll(root, asSelector(spec.selector), deep).length) return true;
+    if (spec.attr && el) {
+      var holder = el.hasAttribute(spec.attr) ? el : el.closest('[' + spec.attr + ']') || el.querySelector('[' + spec.attr + ']');
+      if (holder && holder.getAttribute(spec.attr) === String(spec.value)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The turns one layout finds mounted now: [{el, role, text, id, streaming}], document order.
+   * Turns whose visible text is empty (placeholders, a reply that has not started) are dropped.
+   */
+  function readMounted(root, site, layout) {
+    var deep = !!site.shadow;
+    var exclude = excludeFor(site, layout);
+    var adapter = ns.adapters[site.id] || {};
+    var list = orderedTurnElements(root, site, layout);
+    var out = [];
+    list.forEach(function (t) {
+      var sel = textSelector(layout, t.role);
+      var nodes = selfOrDescendants(t.el, sel, deep).filter(function (n) {
+        // a text root inside an excluded part of the turn (a thinking panel) is not the reply
+        var ex = n.closest(exclude);
+        return !(ex && ex !== t.el && t.el.contains(ex));
+      });
+      var text = adapter.text ? adapter.text(t.el, nodes, exclude, visibleText)
+        : normalise(nodes.map(function (n) { return visibleText(n, exclude); }).join(' '));
+      if (!text) return;
+      out.push({
+        el: t.el,
+        role: t.role,
+        text: text,
+        id: nativeId(t.el, layout.native_id),
+        streaming: isStreaming(root, t.el, layout.streaming, deep),
+      });
+    });
+    return adapter.turns ? adapter.turns(out, { root: root, site: site, layout: layout }) : out;
+  }
+
+  /** The first layout alternative (newest first) that finds turns, with them; else null. */
+  function detect(root, site) {
+    for (var i = 0; i < site.layouts.length; i++) {
+      var turns = readMounted(root, site, site.layouts[i]);
+      if (turns.length) return { layout: site.layouts[i], turns: turns };
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------- accumulation
+
+  function hashText(s) {
+    var h = 5381;
+    for (var i = 0; i < s.length; i++) h = ((h << 5) + h + s.charCodeAt(i)) | 0;
+    return (h >>> 0).toString(36) + ':' + s.length;
+  }
+
+  /**
+   * The whole conversation seen so far, across virtualised windows and lazy loads.
+   * Each mounted turn is keyed by, in order: its native id; the element it was read from
+   * (a streaming reply keeps its node); an entry with the same role and text (a re-mounted
+   * turn); or a new key. Order: a new turn goes right after the nearest known turn above it in
+   * the mounted window (or before the nearest known one below it), so overlapping windows
+   * stitch together whichever way the reader scrolls.
+   */
+  function Accumulator() {
+    this.entries = [];          // [{key, role, text, id}]
+    this.byKey = new Map();
+    this.byEl = new WeakMap();
+    this.seq = 0;
+  }
+
+  Accumulator.prototype._keyFor = function (t, claimed) {
+    if (t.id) return t.role + '#' + t.id;
+    var k = this.byEl.get(t.el);
+    if (k && !claimed.has(k)) return k;
+    var self = this;
+    var hit = this.entries.find(function (e) {
+      return !e.id && !claimed.has(e.key) && e.role === t.role && e.text === t.text && !self._mountedElsHas(e.key);
+    });
+    if (hit) return hit.key;
+    return t.role + '~' + hashText(t.text) + '~' + (this.seq++);
+  };
+
+  Accumulator.prototype._mountedElsHas = function (key) {
+    return this._liveKeys ? this._liveKeys.has(key) : false;
+  };
+
+  /** Merge one mounted window (document order). Returns true when anything changed. */
+  Accumulator.prototype.merge = function (mounted) {
+    var claimed = new Set();
+    var keys = [];
+    var self = this;
+    this._liveKeys = new Set();
+    mounted.forEach(function (t) {
+      var k = self.byEl.get(t.el);
+      if (k && !t.id) self._liveKeys.add(k);
+    });
+    mounted.forEach(function (t) {
+      var k = self._keyFor(t, claimed);
+      claimed.add(k);
+      keys.push(k);
+      self.byEl.set(t.el, k);
+    });
+    this._liveKeys = null;
+    var changed = false;
+    for (var i = 0; i < mounted.length; i++) {
+      var key = keys[i], t = mounted[i];
+      var e = this.byKey.get(key);
+      if (e) {
+        if (e.text !== t.text || e.role !== t.role) { e.text = t.text; e.role = t.role; changed = true; }
+        continue;
+      }
+      e = { key: key, role: t.role, text: t.text, id: t.id || null };
+      var pos = this.entries.length;
+      for (var a = i - 1; a >= 0; a--) {
+        var above = this.entries.indexOf(this.byKey.get(keys[a]));
+        if (above >= 0) { pos = above + 1; break; }
+      }
+      if (a < 0) {
+        for (var b = i + 1; b < keys.length; b++) {
+          var below = this.byKey.get(keys[b]);
+          if (below) { pos = this.entries.indexOf(below); break; }
+        }
+      }
+      this.entries.splice(pos, 0, e);
+      this.byKey.set(key, e);
+      changed = true;
+    }
+    return changed;
+  };
+
+  /** The turns for the wire: [{role, text, native_id?}]. */
+  Accumulator.prototype.turns = function () {
+    return this.entries.map(function (e) {
+      var t = { role: e.role, text: e.text };
+      if (e.id) t.native_id = e.id;
+      return t;
+    });
+  };
+
+  ns.extractor = Object.freeze({
+    matchPatternRegex: matchPatternRegex,
+    siteFor: siteFor,
+    asSelector: asSelector,
+    queryAll: queryAll,
+    visibleText: visibleText,
+    normalise: normalise,
+    excludeFor: excludeFor,
+    turnElements: turnElements,
+    countMatches: countMatches,
+    readMounted: readMounted,
+    isStreaming: isStreaming,
+    detect: detect,
+    Accumulator: Accumulator,
+  });
+})();
