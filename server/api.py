@@ -97,9 +97,7 @@ async def read_json(request: web.Request, max_body: int) -> Json:
         raise UnsupportedMediaType("send JSON with Content-Type: application/json")
     if request.content_length is not None and request.content_length > max_body:
         raise PayloadTooLarge(f"body larger than {max_body} bytes", limit=max_body)
-    raw = await request.content.read(max_body + 1)
-    if len(raw) > max_body:
-        raise PayloadTooLarge(f"body larger than {max_body} bytes", limit=max_body)
+    raw = await read_capped(request, max_body)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -113,6 +111,20 @@ async def read_json(request: web.Request, max_body: int) -> Json:
     if not isinstance(value, dict):
         raise BadRequest("body must be a JSON object", code="bad_json")
     return value
+
+
+async def read_capped(request: web.Request, max_body: int) -> bytes:
+    """The whole body, or 413 as soon as it passes `max_body` (chunked bodies included)."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        chunk = await request.content.read(64 * 1024)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > max_body:
+            raise PayloadTooLarge(f"body larger than {max_body} bytes", limit=max_body)
+        parts.append(chunk)
 
 
 def _depth(value: Any) -> int:

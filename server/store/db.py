@@ -17,6 +17,8 @@ from typing import Any
 
 import aiosqlite
 
+from server.idempotency import claim_in
+
 
 class StoreError(RuntimeError):
     pass
@@ -112,6 +114,7 @@ class Store:
                 await self.conn.execute("ROLLBACK")
                 raise
             else:
+                await claim_in(self.conn)
                 await self.conn.execute("COMMIT")
 
 
