@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ Handler = Callable[[web.Request, Json, Json], Awaitable[Any]]
 
 DEFAULT_MAX_BODY = 64 * 1024
 MAX_DEPTH = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,6 +170,8 @@ def validate(value: Any, schema: Json, where: str) -> None:
     if isinstance(value, str):
         if "\x00" in value:
             raise BadRequest(f"{where} contains a NUL character", code="bad_value", field=where)
+        if _SURROGATE.search(value):
+            raise BadRequest(f"{where} contains a lone surrogate (not a character)", code="bad_value", field=where)
         if len(value) < schema.get("minLength", 0):
             raise BadRequest(f"{where} is empty or too short", code="bad_value", field=where)
         if "maxLength" in schema and len(value) > schema["maxLength"]:

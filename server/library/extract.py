@@ -1,0 +1,199 @@
+"""Readable text and metadata from a page's HTML.
+
+trafilatura first (comments excluded, tables included, with its metadata: title, author,
+date, site name); when it returns nothing, a BeautifulSoup fallback over <main>, <article>
+or <body> with navigation, headers, footers, asides, scripts and styles removed. The
+page's declared canonical URL and language are read from its <head>.
+
+`extract_html` is CPU-bound: call it through `extract`, which runs it in an executor and
+never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import re
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from urllib.parse import urljoin, urlsplit
+
+from bs4 import BeautifulSoup
+from lxml.html import HtmlElement
+
+with warnings.catch_warnings():
+    # trafilatura imports urllib3's SOCKS support for its downloader (which we do not use);
+    # without PySocks that import warns, and the test suite turns warnings into errors
+    warnings.simplefilter("ignore")
+    import trafilatura
+    from htmldate import find_date
+    from trafilatura.metadata import (
+        examine_meta,
+        extract_meta_json,
+        extract_sitename,
+        extract_title,
+    )
+    from trafilatura.utils import load_html
+
+log = logging.getLogger("wherefrom.library")
+
+# extraction is CPU work: a small pool bounds how much of it runs at once
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wherefrom-extract")
+
+FALLBACK_CONTAINERS = ("main", "article", "body")
+FALLBACK_STRIP = ("nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "form")
+_BLOCK_SPACE = re.compile(r"[ \t\r\f\v\u00a0]+")
+
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")  # else bs4 warns that XHTML "looks like XML"
+_LANG_CODE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted:
+    text: str
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    sitename: str | None = None
+    language: str | None = None
+    canonical_url: str | None = None
+    extractor: str = "trafilatura"  # 'trafilatura' | 'fallback' | 'text'
+
+
+async def extract(html: str, url: str) -> Extracted:
+    """`extract_html` off the event loop."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_POOL, partial(extract_html, html, url))
+
+
+def extract_html(html: str, url: str) -> Extracted:
+    """Readable text and metadata of `html` fetched from (or posted for) `url`."""
+    tree = None
+    try:
+        tree = load_html(html)
+    except Exception:  # noqa: BLE001 - an unparsable page is the fallback's job
+        log.debug("cannot parse %s", url, exc_info=True)
+    meta = Meta()
+    text = ""
+    if tree is not None:
+        meta = page_metadata(tree, url)
+        try:
+            doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, include_tables=True)
+        except Exception:  # noqa: BLE001 - a failure on one page is the fallback's job
+            log.debug("trafilatura failed on %s", url, exc_info=True)
+            doc = None
+        text = tidy(getattr(doc, "text", None) or "")
+    extractor = "trafilatura"
+    if not text:
+        title, text = fallback_text(html)
+        meta = dataclasses.replace(meta, title=meta.title or title)
+        extractor = "fallback"
+    return Extracted(text=text, extractor=extractor, **dataclasses.asdict(meta))
+
+
+@dataclasses.dataclass(frozen=True)
+class Meta:
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    sitename: str | None = None
+    language: str | None = None
+    canonical_url: str | None = None
+
+
+def page_metadata(tree: HtmlElement, url: str) -> Meta:
+    """trafilatura's metadata extraction, limited to what the library keeps.
+
+    trafilatura.extract_metadata also computes categories, tags and a licence, loads a TLD
+    table for the host name, and looks for an author in the page body (a deep copy and a
+    pruning pass: about a third of a page's extraction time, measured with
+    bench/bench_extraction.py). This keeps its order and its rules for the rest: meta tags,
+    then JSON-LD, then the page's own title and site name, and htmldate for the date. The
+    author comes from meta tags and JSON-LD only.
+    """
+    try:
+        m = examine_meta(tree)
+        if m.author and " " not in m.author:  # trafilatura's own rule: one word is rarely a name
+            m.author = None
+        try:
+            m = extract_meta_json(tree, m)
+        except Exception:  # noqa: BLE001 - trafilatura guards this call the same way
+            log.debug("JSON-LD metadata failed on %s", url, exc_info=True)
+        title = m.title or extract_title(tree)
+        author = m.author
+        sitename = m.sitename or extract_sitename(tree)
+        if sitename:
+            sitename = sitename.lstrip("@")
+        date = find_date(tree, url=url, extensive_search=False, original_date=True)
+    except Exception:  # noqa: BLE001 - metadata is a bonus; the text still counts
+        log.debug("metadata failed on %s", url, exc_info=True)
+        title = author = sitename = date = None
+    return Meta(
+        title=_clean(title),
+        author=_clean(author),
+        date=_clean(date),
+        sitename=_clean(sitename),
+        language=page_language(tree),
+        canonical_url=canonical_url(tree, url),
+    )
+
+
+def canonical_url(tree: HtmlElement, url: str) -> str | None:
+    """The page's declared canonical URL (link rel=canonical, else og:url), made absolute."""
+    href = None
+    for link in tree.iterfind(".//head//link[@rel]"):
+        if "canonical" in (link.get("rel") or "").lower().split():
+            href = link.get("href")
+            break
+    if not href:
+        og = tree.find('.//head//meta[@property="og:url"]')
+        href = og.get("content") if og is not None else None
+    if not href or not href.strip():
+        return None
+    absolute = urljoin(url, href.strip())
+    return absolute if urlsplit(absolute).scheme in ("http", "https") else None
+
+
+def page_language(tree: HtmlElement) -> str | None:
+    """<html lang>, else <meta http-equiv=content-language>, as a language tag."""
+    root = tree.getroottree().getroot()
+    candidates = [root.get("lang"), root.get("{http://www.w3.org/XML/1998/namespace}lang")]
+    for meta in tree.iterfind(".//head//meta[@http-equiv]"):
+        if (meta.get("http-equiv") or "").lower() == "content-language":
+            candidates.append((meta.get("content") or "").split(",")[0])
+    for value in candidates:
+        value = (value or "").strip().replace("_", "-")
+        if _LANG_CODE.match(value):
+            return value
+    return None
+
+
+def fallback_text(html: str) -> tuple[str | None, str]:
+    """(title, text) from <main>, else <article>, else <body>, without navigation and scripts."""
+    soup = BeautifulSoup(_XML_DECL.sub("", html, count=1), "lxml")
+    title = _clean(soup.title.get_text(" ")) if soup.title else None
+    for tag in soup.find_all(FALLBACK_STRIP):
+        tag.decompose()
+    container = None
+    for name in FALLBACK_CONTAINERS:
+        container = soup.find(name)
+        if container is not None and container.get_text(strip=True):
+            break
+    if container is None:
+        container = soup
+    return title, tidy(container.get_text("\n"))
+
+
+def tidy(text: str) -> str:
+    """One paragraph a line: runs of spaces folded, lines stripped, blank lines dropped."""
+    lines = (_BLOCK_SPACE.sub(" ", line).strip() for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _clean(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    value = " ".join(value.split())
+    return value or None

@@ -1,0 +1,180 @@
+"""The one pipeline both lanes call: gate, extract, stamp, de-duplicate, chunk, store.
+
+    add_url  -> fetch (server.library.fetch) -> save_page(html or text)
+    add_text ---------------------------------> save_page(html or text)
+
+`save_page` is the only writer of `documents` and `document_chunks`. The URL it was given
+is the identity (normalised by provenance.stamp); the page's canonical URL is kept beside
+it. Nothing is written before the text is in hand, so a failed (re-)fetch or an empty
+extraction never touches a document already saved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from typing import Any
+
+from server import activity
+from server.errors import BadRequest, UnprocessableContent
+from server.governance.policy import require_collect
+from server.library import queries
+from server.library.chunking import chunk_text
+from server.library.extract import Extracted, extract, tidy
+from server.library.fetch import fetch_page
+from server.probe_cache import ProbeCache
+from server.provenance import Provenance, stamp
+from server.searchtext import index_form
+from server.store.db import Store
+from server.urls import host_of
+
+SAVED, UPDATED, UNCHANGED = "saved", "updated", "unchanged"
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveResult:
+    outcome: str                 # saved | updated | unchanged
+    document: dict[str, Any]
+
+    @property
+    def status(self) -> int:
+        return 201 if self.outcome == SAVED else 200
+
+    def body(self) -> dict[str, Any]:
+        return {"document": self.document, "outcome": self.outcome}
+
+
+async def add_url(store: Store, cache: ProbeCache | None, url: str, *, allow_private: bool = False) -> SaveResult:
+    """The server fetches the page, then the same pipeline as add_text."""
+    _require_encodable("url", url)
+    host = stamp(url, None).source_host
+    await require_collect(store, host)
+    fetched = await fetch_page(url, allow_private=allow_private)
+    final_host = host_of(fetched.url)
+    if final_host != host:
+        # a redirect must not carry a page in from a site the person keeps out (e.g. a short
+        # link to a bank): the site the text came from is gated too
+        await require_collect(store, final_host)
+    is_html = fetched.content_type != "text/plain"
+    return await save_page(
+        store, cache, url=url, title=None, html=fetched.text if is_html else None,
+        text=None if is_html else fetched.text, lane="url",
+    )
+
+
+async def save_page(
+    store: Store, cache: ProbeCache | None, *, url: str, title: str | None, html: str | None, text: str | None,
+    lane: str,
+) -> SaveResult:
+    """Extract (HTML) or take (text), stamp, de-duplicate by normalised URL, chunk, store."""
+    for name, value in (("url", url), ("title", title), ("html", html), ("text", text)):
+        _require_encodable(name, value)
+    prov = stamp(url, title)  # validates the URL (400) before anything else
+    await require_collect(store, prov.source_host)
+    extracted = await _extracted(url, html, text)
+    if not extracted.text:
+        raise UnprocessableContent("no readable text was found on the page; nothing was saved", code="no_text")
+    title_used = (title or "").strip() or extracted.title or prov.source_url
+    prov = stamp(url, title_used)
+    chunks = chunk_text(extracted.text)
+    digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
+    now = time.time()
+    async with store.transaction() as conn:
+        row = await (await conn.execute(
+            "SELECT id, text_sha256 FROM documents WHERE source_url = ?", (prov.source_url,)
+        )).fetchone()
+        if row is not None and row["text_sha256"] == digest:
+            doc_id, outcome = int(row["id"]), UNCHANGED
+        elif row is not None:
+            doc_id, outcome = int(row["id"]), UPDATED
+            await conn.execute(
+                "UPDATE documents SET source_host = ?, source_ref = ?, given_url = ?, canonical_url = ?, title = ?, "
+                "author = ?, published = ?, sitename = ?, language = ?, text = ?, text_sha256 = ?, lane = ?, "
+                "extractor = ?, updated_at = ? WHERE id = ?",
+                (prov.source_host, prov.source_ref, url.strip(), extracted.canonical_url, title_used,
+                 extracted.author, extracted.date, extracted.sitename, extracted.language, extracted.text, digest,
+                 lane, extracted.extractor, now, doc_id),
+            )
+            await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
+            await _insert_chunks(conn, doc_id, prov, title_used, chunks)
+        else:
+            outcome = SAVED
+            cur = await conn.execute(
+                "INSERT INTO documents(source_url, source_host, source_ref, given_url, canonical_url, title, author, "
+                "published, sitename, language, text, text_sha256, lane, extractor, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (prov.source_url, prov.source_host, prov.source_ref, url.strip(), extracted.canonical_url,
+                 title_used, extracted.author, extracted.date, extracted.sitename, extracted.language,
+                 extracted.text, digest, lane, extracted.extractor, now, now),
+            )
+            doc_id = int(cur.lastrowid or 0)
+            await _insert_chunks(conn, doc_id, prov, title_used, chunks)
+        if outcome != UNCHANGED:
+            await activity.record(
+                conn, "document", f"{'Saved' if outcome == SAVED else 'Updated'} {title_used}",
+                source_url=prov.source_url, source_host=prov.source_host,
+                detail={"id": doc_id, "outcome": outcome, "chunks": len(chunks), "lane": lane},
+            )
+    if cache is not None:
+        cache.invalidate_url(prov.source_url)
+    document = await queries.get_document(store, doc_id, full_text=False)
+    assert document is not None
+    return SaveResult(outcome, document)
+
+
+def _require_encodable(name: str, value: str | None) -> None:
+    """JSON can spell a lone surrogate (\\ud800); such a string has no UTF-8 form to store."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(f"{name} contains a lone surrogate (not a character)", code="bad_value",
+                         field=f"body.{name}") from None
+
+
+async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:
+    if html is not None and html.strip():
+        found = await extract(html, url)
+        if found.text or not (text and text.strip()):
+            return found
+        # the page's HTML had nothing readable but its visible text was sent too: keep that
+        return dataclasses.replace(found, text=tidy(text), extractor="text")
+    return Extracted(text=tidy(text or ""), extractor="text")
+
+
+async def _insert_chunks(conn: Any, doc_id: int, prov: Provenance, title: str, chunks: list[str]) -> None:
+    """Every chunk carries the document's stamp (the same Provenance, from provenance.stamp)."""
+    cols = prov.columns()
+    search_title = index_form(title)
+    await conn.executemany(
+        "INSERT INTO document_chunks(document_id, seq, text, source_url, source_host, source_ref, "
+        "search_title, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (doc_id, seq, chunk, cols["source_url"], cols["source_host"], cols["source_ref"], search_title,
+             index_form(chunk))
+            for seq, chunk in enumerate(chunks)
+        ],
+    )
+
+
+async def delete_document(store: Store, cache: ProbeCache | None, doc_id: int) -> dict[str, Any] | None:
+    """Remove a document, its chunks and their FTS rows; None when there is no such document."""
+    async with store.transaction() as conn:
+        row = await (await conn.execute(
+            "SELECT d.id, d.title, d.source_url, d.source_host, "
+            "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks "
+            "FROM documents d WHERE d.id = ?", (doc_id,),
+        )).fetchone()
+        if row is None:
+            return None
+        await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
+        await conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        await activity.record(
+            conn, "document_removed", f"Removed {row['title']}", source_url=row["source_url"],
+            source_host=row["source_host"], detail={"id": doc_id, "chunks": row["chunks"]},
+        )
+    if cache is not None:
+        cache.invalidate_url(row["source_url"])
+    return {"removed": True, "id": doc_id, "chunks": row["chunks"], "source_url": row["source_url"]}

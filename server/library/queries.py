@@ -1,0 +1,131 @@
+"""Read-side of the library, for every reader outside it (page match, probe, search, forget).
+
+Documents are answered once each, never as their chunks; chunks are never facts and only
+leave this module as search hits ("best chunk per document").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiosqlite
+
+from server import ages
+from server.store.db import Store
+from server.textcaps import cap
+from server.urls import normalise_url
+
+EXCERPT_CHARS = 280       # a document's excerpt in lists and in page match
+HIT_CHARS = 600           # a chunk's text in a search hit
+
+_DOC_COLUMNS = (
+    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "
+    "d.author, d.published, d.sitename, d.language, d.lane, d.extractor, d.created_at, d.updated_at, "
+    "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks"
+)
+
+
+def document_summary(row: aiosqlite.Row, *, full_text: bool = False) -> dict[str, Any]:
+    """The public shape of a document: provenance, metadata, an excerpt (or the full text)."""
+    text: str = row["text"]
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "text": text if full_text else cap(text, EXCERPT_CHARS, ellipsis=True),
+        "source_url": row["source_url"],
+        "source_host": row["source_host"],
+        "source_ref": row["source_ref"],
+        "kind": "document",
+        "age": ages.age(row["updated_at"], ages.INSTANT),
+        "chunks": row["chunks"],
+        "given_url": row["given_url"],
+        "canonical_url": row["canonical_url"],
+        "author": row["author"],
+        "published": row["published"],
+        "sitename": row["sitename"],
+        "language": row["language"],
+        "lane": row["lane"],
+        "extractor": row["extractor"],
+        "chars": len(text),
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+async def documents_for_page(store: Store, source_url: str) -> list[dict[str, Any]]:
+    """Documents saved from this page (normalised URL), each once, with its chunk count."""
+    url = normalise_url(source_url)
+    rows = await store.fetchall(
+        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? ORDER BY d.updated_at DESC, d.id DESC",  # noqa: S608 - constant columns
+        (url,),
+    )
+    return [document_summary(r) for r in rows]
+
+
+async def count_for_host(store: Store, host: str) -> int:
+    """Documents from `host` and its subdomains (whole labels: never notexample.com)."""
+    h = host.strip().rstrip(".").lower()
+    if not h:
+        return 0
+    row = await store.fetchone(
+        "SELECT COUNT(*) FROM documents WHERE source_host = ? "
+        "OR (length(source_host) > length(?) + 1 AND substr(source_host, -length(?) - 1) = '.' || ?)",
+        (h, h, h, h),
+    )
+    return int(row[0]) if row else 0
+
+
+async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, Any]]:
+    """One FTS MATCH string (from searchtext.fts_queries): the best chunk of each document, best first."""
+    if limit <= 0 or not match:
+        return []
+    rows = await store.fetchall(
+        """
+        WITH hits AS (
+          SELECT rowid AS chunk_id, bm25(document_chunks_fts, 2.0, 1.0) AS rank
+          FROM document_chunks_fts WHERE document_chunks_fts MATCH ?
+        ), ranked AS (
+          SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
+                 ROW_NUMBER() OVER (PARTITION BY c.document_id ORDER BY h.rank, c.seq) AS rn
+          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id
+        )
+        SELECT r.*, d.title, d.updated_at FROM ranked r JOIN documents d ON d.id = r.document_id
+        WHERE r.rn = 1 ORDER BY r.rank, d.updated_at DESC LIMIT ?
+        """,
+        (match, limit),
+    )
+    return [
+        {
+            "id": r["document_id"],
+            "chunk": r["seq"],
+            "text": cap(r["text"], HIT_CHARS, ellipsis=True),
+            "source_url": r["source_url"],
+            "source_host": r["source_host"],
+            "source_ref": r["source_ref"],
+            "title": r["title"],
+            "kind": "document",
+            "age": ages.age(r["updated_at"], ages.INSTANT),
+            "rank": r["rank"],
+        }
+        for r in rows
+    ]
+
+
+async def list_documents(store: Store, limit: int) -> list[dict[str, Any]]:
+    rows = await store.fetchall(
+        f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.updated_at DESC, d.id DESC LIMIT ?",  # noqa: S608 - constant columns
+        (limit,),
+    )
+    return [document_summary(r) for r in rows]
+
+
+async def get_document(store: Store, doc_id: int, *, full_text: bool = True) -> dict[str, Any] | None:
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?"  # noqa: S608 - constant columns
+    row = await store.fetchone(sql, (doc_id,))
+    return None if row is None else document_summary(row, full_text=full_text)
+
+
+async def get_by_url(store: Store, source_url: str) -> dict[str, Any] | None:
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ?"  # noqa: S608 - constant columns
+    row = await store.fetchone(sql, (source_url,))
+    return None if row is None else document_summary(row)
