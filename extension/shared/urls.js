@@ -208,7 +208,7 @@ const V4_PRIVATE = [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['240.0.0.0', 4], ['255.255.255.255', 32],
 ];
 const V6_PRIVATE = [
-  ['::1', 128], ['::', 128], ['::ffff:0:0', 96], ['100::', 64], ['2001::', 23], ['2001:2::', 48],
+  ['::1', 128], ['::', 128], ['100::', 64], ['2001::', 23], ['2001:2::', 48],
   ['2001:db8::', 32], ['2001:10::', 28], ['fc00::', 7], ['fe80::', 10],
 ];
 
@@ -228,6 +228,11 @@ export function isLocalAddress(s) {
   }
   const v6 = s.includes(':') ? parseIPv6(s) : null;
   if (v6 === null) return null;
+  if (v6 >> 32n === 0xffffn) {
+    // IPv4-mapped (::ffff:a.b.c.d): judged as the IPv4 address it carries, like the server
+    const v4m = Number(v6 & 0xffffffffn);
+    return isLocalAddress([24, 16, 8, 0].map((b) => (v4m >>> b) & 255).join('.'));
+  }
   return V6_PRIVATE.some(([net, len]) => {
     const base = /** @type {bigint} */ (parseIPv6(/** @type {string} */ (net)));
     const shift = BigInt(128 - /** @type {number} */ (len));

@@ -85,6 +85,8 @@ def _sensitive(host: str, sensitive: dict[str, Any]) -> tuple[int, str] | None:
             ip = ipaddress.ip_address(host.strip("[]"))
         except ValueError:
             return None
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # ::ffff:a.b.c.d is judged as the IPv4 address it carries
         if ip.is_private or ip.is_loopback or ip.is_link_local:
             return (1, f"sensitive:local:{host}")
         return None
