@@ -7,9 +7,10 @@ each runs in one transaction together with the row in `schema_migrations` that r
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -41,14 +42,24 @@ def migration_files() -> list[tuple[str, str]]:
     return sorted(items)
 
 
-class Store:
-    """An aiosqlite connection plus a lock that makes this process the one writer."""
+# True inside Store.transaction: reads there must see the transaction's own writes.
+_IN_TX: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", default=False)
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
+
+class Store:
+    """Two aiosqlite connections: `conn`, the one writer (behind `write_lock`), and `reader`,
+    which serves reads outside transactions (WAL lets it read while a write is open, and it
+    never sees another request's uncommitted rows)."""
+
+    def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self.path = path
         self.conn = conn
+        self.reader = reader
         self.write_lock = asyncio.Lock()
         self.policy_cache: dict[str, Any] | None = None
+
+    def _read_conn(self) -> aiosqlite.Connection:
+        return self.conn if _IN_TX.get() else self.reader
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -64,43 +75,26 @@ class Store:
         await conn.execute("PRAGMA synchronous=NORMAL")
         await conn.execute("PRAGMA foreign_keys=ON")
         await conn.execute("PRAGMA busy_timeout=5000")
-        store = cls(path, conn)
-        await store.migrate()
-        return store
+        await _migrate(conn)
+        reader = await aiosqlite.connect(path, isolation_level=None)
+        reader.row_factory = aiosqlite.Row
+        await reader.execute("PRAGMA query_only=ON")
+        await reader.execute("PRAGMA busy_timeout=5000")
+        return cls(path, conn, reader)
 
     async def close(self) -> None:
+        await self.reader.close()
         await self.conn.close()
 
-    async def migrate(self) -> None:
-        await self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-        )
-        done = {r[0] for r in await self.conn.execute_fetchall("SELECT name FROM schema_migrations")}
-        for name, sql in migration_files():
-            if name in done:
-                continue
-            async with self.write_lock:
-                await self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for statement in _statements(sql):
-                        await self.conn.execute(statement)
-                    await self.conn.execute(
-                        "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time())
-                    )
-                    await self.conn.execute("COMMIT")
-                except BaseException:
-                    await self.conn.execute("ROLLBACK")
-                    raise
-
     async def schema_version(self) -> str:
-        rows = await self.conn.execute_fetchall("SELECT name FROM schema_migrations ORDER BY name DESC LIMIT 1")
+        rows = await self.fetchall("SELECT name FROM schema_migrations ORDER BY name DESC LIMIT 1")
         return rows[0][0] if rows else ""
 
-    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        return list(await self.conn.execute_fetchall(sql, tuple(params)))
+    async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
+        return list(await self._read_conn().execute_fetchall(sql, _params(params)))
 
-    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
-        async with self.conn.execute(sql, tuple(params)) as cur:
+    async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
+        async with self._read_conn().execute(sql, _params(params)) as cur:
             return await cur.fetchone()
 
     @asynccontextmanager
@@ -108,6 +102,7 @@ class Store:
         """One writer at a time; all or nothing."""
         async with self.write_lock:
             await self.conn.execute("BEGIN IMMEDIATE")
+            token = _IN_TX.set(True)
             try:
                 yield self.conn
             except BaseException:
@@ -116,6 +111,33 @@ class Store:
             else:
                 await claim_in(self.conn)
                 await self.conn.execute("COMMIT")
+            finally:
+                _IN_TX.reset(token)
+
+
+Params = Iterable[Any] | Mapping[str, Any]
+
+
+def _params(params: Params) -> tuple[Any, ...] | Mapping[str, Any]:
+    return params if isinstance(params, Mapping) else tuple(params)
+
+
+async def _migrate(conn: aiosqlite.Connection) -> None:
+    """Apply the migrations not yet recorded, each in one transaction with its record."""
+    await conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    done = {r[0] for r in await conn.execute_fetchall("SELECT name FROM schema_migrations")}
+    for name, sql in migration_files():
+        if name in done:
+            continue
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+            await conn.execute("COMMIT")
+        except BaseException:
+            await conn.execute("ROLLBACK")
+            raise
 
 
 def _statements(sql: str) -> list[str]:
