@@ -1,7 +1,173 @@
-"""HTTP routes (placeholder until the feature lands)."""
+"""HTTP: facts (notes, clips, captures), page match and probe, search, forget, activity."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from aiohttp import web
+
+from server import appkeys
 from server.api import Api
+from server.errors import BadRequest
+from server.memory import activity_log, captures, facts, forget, pagematch
+from server.memory import search as search_mod
 
 api = Api()
+
+URL = {"type": "string", "minLength": 1, "maxLength": 4096}
+TITLE = {"type": "string", "maxLength": 20_000}   # cut to facts.MAX_TITLE_CHARS, not refused
+HOST = {"type": "string", "minLength": 1, "maxLength": 300}
+FACT_BODY = {
+    "type": "object",
+    "properties": {
+        "url": URL,
+        "title": TITLE,
+        "text": {"type": "string", "minLength": 1, "maxLength": facts.MAX_TEXT_CHARS},
+    },
+    "required": ["url", "text"],
+}
+NOTE_BODY = {
+    **FACT_BODY,
+    "properties": {**FACT_BODY["properties"], "valid_day": {"type": "string", "minLength": 10, "maxLength": 10}},
+}
+# 20,000 characters may be 4 bytes each, or 12 as JSON \ud83e\uddea escapes
+FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024
+
+
+def _confirmations(request: web.Request) -> forget.Confirmations:
+    state = request.app[appkeys.STATE]
+    found = state.get("forget_confirmations")
+    if found is None:
+        found = state["forget_confirmations"] = forget.Confirmations()
+    assert isinstance(found, forget.Confirmations)
+    return found
+
+
+@api.route("POST", "/api/notes", summary="Keep a note about a page (collect hosts only)",
+           body=NOTE_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
+async def post_note(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    fact_id = await facts.write_fact(
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], kind="note", url=body["url"],
+        title=body.get("title", ""), text=body["text"], valid_day=body.get("valid_day"),
+    )
+    return {"id": fact_id}
+
+
+@api.route("POST", "/api/clips", summary="Keep a selection from a page (collect hosts only; URL required)",
+           body=FACT_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
+async def post_clip(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    fact_id = await facts.write_fact(
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], kind="clip", url=body["url"],
+        title=body.get("title", ""), text=body["text"],
+    )
+    return {"id": fact_id}
+
+
+TURN = {
+    "type": "object",
+    "properties": {
+        "role": {"type": "string", "enum": list(captures.ROLES)},
+        "text": {"type": "string", "minLength": 1, "maxLength": captures.MAX_TURN_CHARS},
+        "native_id": {"type": ["string", "null"], "maxLength": 500},
+    },
+    "required": ["role", "text"],
+}
+
+
+@api.route(
+    "POST", "/api/captures", summary="Upsert a captured chat conversation (collect hosts only)",
+    body={
+        "type": "object",
+        "properties": {
+            "url": URL,
+            "title": TITLE,
+            "site": {"type": "string", "maxLength": 100},
+            "turns": {"type": "array", "items": TURN, "minItems": 1, "maxItems": captures.MAX_TURNS},
+        },
+        "required": ["url", "turns"],
+    },
+    max_body=captures.MAX_BODY, responses=(400, 403, 413),
+)
+async def post_capture(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return await captures.upsert(
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], url=body["url"],
+        title=body.get("title", ""), site=body.get("site", ""), turns=body["turns"],
+    )
+
+
+@api.route(
+    "GET", "/api/conversations", summary="The stored turns of a page's conversation, in order",
+    query={"type": "object", "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}},
+           "required": ["url"]},
+)
+async def get_conversations(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return await captures.conversation_turns(request.app[appkeys.STORE], query["url"], query.get("site"))
+
+
+@api.route(
+    "GET", "/api/page-match", summary="Memory about a page in four tiers (empty for an off host)",
+    query={"type": "object", "properties": {"url": URL, "title": {"type": "string", "maxLength": 2000}},
+           "required": ["url"]},
+)
+async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return await pagematch.page_match(request.app[appkeys.STORE], query["url"], query.get("title", ""))
+
+
+@api.route(
+    "GET", "/api/page-probe", summary="Counts behind the green icon (cached 30 s per page; empty for off)",
+    query={"type": "object", "properties": {"url": URL}, "required": ["url"]},
+)
+async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return await pagematch.page_probe(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], query["url"])
+
+
+@api.route(
+    "GET", "/api/search", summary="Full-text search over every kind of item",
+    query={"type": "object",
+           "properties": {"q": {"type": "string", "minLength": 1, "maxLength": 100_000},
+                          "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+           "required": ["q"]},
+)
+async def get_search(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    q: str = query["q"]
+    if not q.strip():
+        raise BadRequest("q is empty", code="bad_value", field="query.q")
+    return await search_mod.search(request.app[appkeys.STORE], q, query.get("limit", 20))
+
+
+@api.route(
+    "POST", "/api/forget", summary="Forget a site: a dry run with counts, then apply with its confirmation",
+    body={"type": "object",
+          "properties": {"host": HOST, "dry_run": {"type": "boolean"},
+                         "confirm": {"type": "string", "minLength": 1, "maxLength": 200}},
+          "required": ["host"]},
+    max_body=4096, responses=(400, 409),
+)
+async def post_forget(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    store, confirmations = request.app[appkeys.STORE], _confirmations(request)
+    if body.get("dry_run"):
+        if "confirm" in body:
+                raise BadRequest("a dry run takes no confirm", code="bad_value")
+        return await forget.dry_run(store, confirmations, body["host"])
+    if "confirm" not in body:
+        raise BadRequest("send dry_run: true first, then the confirm it answered", code="missing_field",
+                         field="body.confirm")
+    return await forget.apply(store, request.app[appkeys.PROBE_CACHE], confirmations, body["host"], body["confirm"])
+
+
+@api.route(
+    "POST", "/api/forget/undo", summary="Undo a forget batch",
+    body={"type": "object", "properties": {"batch": {"type": "string", "minLength": 1, "maxLength": 200}},
+          "required": ["batch"]},
+    max_body=4096, responses=(400, 404),
+)
+async def post_forget_undo(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return await forget.undo(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], body["batch"])
+
+
+@api.route(
+    "GET", "/api/activity", summary="The activity log, newest first",
+    query={"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 500}}},
+)
+async def get_activity(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    return {"activity": await activity_log.recent(request.app[appkeys.STORE], query.get("limit", 50))}

@@ -1,0 +1,380 @@
+"""Memory benchmark: page-probe (cache miss), page-match and a prose search through the real
+HTTP stack on loopback, against the same lookups as bare SQL in the same run (the floor).
+
+    .venv/bin/python bench/bench_memory.py                 # 100k items
+    .venv/bin/python bench/bench_memory.py --items 1000000 # 1M items
+    .venv/bin/python bench/bench_memory.py --data-dir D --reuse   # skip the build
+
+The store is generated directly with sqlite3 through the memory writers' own SQL
+(server.memory.facts.INSERT_FACT + fact_row + provenance.stamp), so rows, indexes and FTS
+are shaped as the server writes them. Hosts follow a Zipf-like spread (a few huge sites, a
+long tail), pages per host likewise, 1-12 facts per page; 60% chat turns in conversations,
+25% notes, 15% clips. Targets at 1M (issue 3): probe p99 <= 2 ms, page-match p99 <= 15 ms,
+prose search p95 <= 30 ms, server RSS <= 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from server import ages  # noqa: E402
+from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
+from server.memory.pagematch import strip_site_name  # noqa: E402
+from server.memory.search import (  # noqa: E402
+    _COUNT_SQL,
+    _RANK_ALL_SQL,
+    _RANK_NEWEST_SQL,
+    _UNRANKED_SQL,
+    COMMON,
+    WINDOW,
+)
+from server.provenance import Provenance, stamp  # noqa: E402
+from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
+from server.store.db import _statements, migration_files  # noqa: E402
+
+TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
+BIG_SITES = ["en.wikipedia.org", "github.com", "chatgpt.com", "claude.ai", "stackoverflow.com", "www.youtube.com",
+             "docs.python.org", "news.ycombinator.com", "www.reddit.com", "developer.mozilla.org"]
+
+
+def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = {"".join(rng.choice(letters) for _ in range(rng.randint(3, 10))) for _ in range(n * 2)}
+    return sorted(words)[:n]
+
+
+class Text:
+    """Sentences from a Zipf-weighted vocabulary (common words common, a long tail of rare ones)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        # stop words are the most common tokens of real text; content words follow, Zipf-spread
+        self.words = sorted(STOP_WORDS) + vocabulary(rng)
+        self.weights = [1.0 / (i + 1) ** 1.05 for i in range(len(self.words))]
+        self.cum = list(_accumulate(self.weights))
+
+    def words_n(self, n: int) -> list[str]:
+        return self.rng.choices(self.words, cum_weights=self.cum, k=n)
+
+    def sentence(self, lo: int, hi: int) -> str:
+        return " ".join(self.words_n(self.rng.randint(lo, hi))).capitalize() + "."
+
+
+def _accumulate(xs: list[float]) -> list[float]:
+    total, out = 0.0, []
+    for x in xs:
+        total += x
+        out.append(total)
+    return out
+
+
+def migrate(db: Path) -> None:
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for name, sql in migration_files():
+        with con:
+            for statement in _statements(sql):
+                con.execute(statement)
+            con.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+    con.close()
+
+
+def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
+    rng = random.Random(seed)
+    text = Text(rng)
+    migrate(db)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA synchronous=OFF")
+    con.execute("PRAGMA cache_size=-200000")
+    n_hosts = max(50, items // 60)
+    hosts = BIG_SITES + [f"{'-'.join(text.words_n(rng.randint(1, 2)))}.{rng.choice(TLDS)}" for _ in range(n_hosts)]
+    host_weights = [1.0 / (i + 1) ** 0.9 for i in range(len(hosts))]
+    host_cum = _accumulate(host_weights)
+    pages: list[tuple[str, str]] = []  # (url, title)
+    now = time.time()
+    written, conversations, next_report = 0, 0, 50_000
+    seen: set[str] = set()
+    t0 = time.perf_counter()
+    con.execute("BEGIN")
+    while written < items:
+        host = rng.choices(hosts, cum_weights=host_cum)[0]
+        if rng.random() < 0.2:
+            host = f"{rng.choice(['www', 'blog', 'docs', 'm'])}.{host}" if host.count(".") < 2 else host
+        path = "/".join(text.words_n(rng.randint(1, 3)))
+        query = f"?id={rng.randint(1, 10**6)}" if rng.random() < 0.2 else ""
+        raw_url = f"https://{host}/{path}{query}" + ("&utm_source=x" if query and rng.random() < 0.3 else "")
+        title = " ".join(text.words_n(rng.randint(3, 8))).title()
+        url = stamp(raw_url, title).source_url
+        fresh = url not in seen
+        seen.add(url)
+        pages.append((url, title))
+        age_s = rng.expovariate(1 / (86400 * 90))
+        at = now - age_s
+        if fresh and rng.random() < 0.6:  # a chat conversation on this page
+            conversations += 1
+            prov = stamp(url, title)
+            cur = con.execute(
+                "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
+                "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
+                {"site": host.split(".")[0], **prov.columns(), "now": at},
+            )
+            cid = cur.lastrowid
+            for pos in range(min(rng.randint(2, 12), items - written)):
+                role = "user" if pos % 2 == 0 else "assistant"
+                body = text.sentence(6, 20) if role == "user" else " ".join(text.sentence(8, 25) for _ in range(rng.randint(1, 5)))
+                _insert(con, prov, kind="turn", title=title, text=body, valid_at=at + pos * 30,
+                        granularity=ages.INSTANT, now=at + pos * 30, conversation_id=cid, position=pos, role=role)
+                written += 1
+        else:
+            for _ in range(min(rng.randint(1, 4), items - written)):
+                kind = "note" if rng.random() < 0.62 else "clip"
+                body = " ".join(text.sentence(5, 25) for _ in range(rng.randint(1, 3)))
+                day = kind == "note" and rng.random() < 0.1
+                _insert(con, stamp(url, title), kind=kind, title=title, text=body, valid_at=at,
+                        granularity=ages.DAY if day else ages.INSTANT, now=at)
+                written += 1
+        if written >= next_report:
+            next_report += 50_000
+            con.execute("COMMIT")
+            print(f"  {written:>9,} items  {time.perf_counter() - t0:6.1f}s", file=sys.stderr)
+            con.execute("BEGIN")
+    con.execute("COMMIT")
+    con.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+    con.execute("ANALYZE")
+    con.commit()
+    con.close()
+    return {"items": written, "pages": len(pages), "hosts": len(hosts), "conversations": conversations,
+            "seconds": time.perf_counter() - t0}
+
+
+def _insert(con: sqlite3.Connection, prov: Provenance, **fields: Any) -> None:
+    con.execute(INSERT_FACT, fact_row(prov, **fields))
+
+
+def sample_pages(db: Path, n: int, seed: int = 11) -> list[tuple[str, str]]:
+    con = sqlite3.connect(db)
+    rows = con.execute(
+        "SELECT source_url, MAX(title) FROM facts GROUP BY source_url ORDER BY random() LIMIT ?", (n,)
+    ).fetchall()
+    con.close()
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    return [(r[0], r[1]) for r in rows]
+
+
+def prose_queries(n: int, seed: int = 13) -> list[str]:
+    rng = random.Random(seed)
+    text = Text(random.Random(7))  # the build's vocabulary
+    templates = ["what did I note about {a} and {b}", "the {a} {b} thing from last week",
+                 "where did I read about {a}", "{a} {b} {c}", "how does {a} work with {b}?"]
+    out = []
+    for _ in range(n):
+        a, b, c = (rng.choice(text.words[len(STOP_WORDS): len(STOP_WORDS) + 2000]) for _ in range(3))
+        out.append(rng.choice(templates).format(a=a, b=b, c=c))
+    return out
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+# --- the floor: the same lookups as bare SQL --------------------------------------------------
+
+def sql_probe(con: sqlite3.Connection, url: str, title: str) -> None:
+    con.execute("SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (url,)).fetchone()
+    con.execute("SELECT id FROM documents WHERE source_url = ?", (url,)).fetchall()
+
+
+def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, related: bool = False) -> list[Any]:
+    """server.memory.search.match_stages + fts_facts, synchronously (the same SQL)."""
+    def hits(m: str, cap: int = WINDOW + 1) -> int:
+        return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
+
+    def run(m: str, ranked: bool = True) -> list[Any]:
+        n = hits(m)
+        if n == 0:
+            return []
+        sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
+        return con.execute(sql, {"match": m, "limit": limit, "host": host, "window": WINDOW}).fetchall()
+
+    words = terms(text)
+    if not words:
+        return []
+    counts = {w: COMMON + 1 if w in STOP_WORDS else hits(fts_queries(w)[0], COMMON + 1) for w in words}
+    kept = [w for w in words if counts[w] <= COMMON]
+    if not kept:
+        return [] if related else run(fts_queries(text)[0], ranked=False)
+    stages = fts_queries(" ".join(kept))
+    rows = run(stages[0])
+    if rows or len(stages) < 2:
+        return rows
+    content = [w for w in kept if w not in STOP_WORDS] or kept
+    rare = [w for w in content if 0 < counts[w] <= WINDOW]
+    return run(fts_queries(" ".join(rare))[-1] if rare and len(rare) < len(content) else stages[-1])
+
+
+def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
+    host = url.split("/")[2]
+    con.execute("SELECT * FROM facts WHERE source_url = ? AND invalid_at IS NULL ORDER BY valid_at DESC LIMIT 50",
+                (url,)).fetchall()
+    con.execute("SELECT * FROM facts WHERE source_host = ? AND invalid_at IS NULL AND source_url != ? "
+                "ORDER BY valid_at DESC LIMIT 20", (host, url)).fetchall()
+    sql_fts(con, strip_site_name(title), 10, host, related=True)
+    con.execute("SELECT * FROM documents WHERE source_url = ?", (url,)).fetchall()
+
+
+def sql_search(con: sqlite3.Connection, q: str, _unused: str) -> None:
+    sql_fts(con, q, 20, None)
+    for match in fts_queries(q)[:1]:
+        con.execute("SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ? ORDER BY rank LIMIT 20",
+                    (match,)).fetchall()
+
+
+# --- the server -------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        k, _, v = line.partition(":")
+        fields[k] = v.strip()
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+async def timed_http(session: aiohttp.ClientSession, url: str, params_list: list[dict[str, str]]) -> list[float]:
+    out = []
+    for params in params_list:
+        t = time.perf_counter()
+        async with session.get(url, params=params) as r:
+            await r.read()
+            if r.status != 200:
+                raise RuntimeError(f"{url} {params} -> {r.status}: {await r.text()}")
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def timed_sql(fn: Callable[[sqlite3.Connection, str, str], None], con: sqlite3.Connection,
+              args: list[tuple[str, str]]) -> list[float]:
+    out = []
+    for a, b in args:
+        t = time.perf_counter()
+        fn(con, a, b)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+async def run(data_dir: Path, samples: int) -> None:
+    db = data_dir / "wherefrom.db"
+    pages = sample_pages(db, samples * 2 + 50)
+    probe_pages, match_pages = pages[:samples], pages[samples: samples * 2]
+    queries = prose_queries(samples)
+    port = free_port()
+    # the server under test, started once before timing (a fixed argv of this interpreter)
+    proc = subprocess.Popen(  # noqa: ASYNC220, S603
+        [sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", str(data_dir),
+         "--log-level", "warning"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        token_path = data_dir / "token"
+        async with aiohttp.ClientSession() as s0:
+            for _ in range(200):
+                try:
+                    async with s0.get(base + "/api/health") as r:
+                        if r.status == 200 and token_path.exists():
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.05)
+        token = token_path.read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        rss_start = rss_mb(proc.pid)
+        async with aiohttp.ClientSession(headers=headers) as session:
+            warm = [{"url": u} for u, _ in pages[-50:]]
+            await timed_http(session, base + "/api/page-probe", warm)  # connection + page cache warm-up
+            http: dict[str, list[float]] = {
+                "page-probe (miss)": await timed_http(session, base + "/api/page-probe", [{"url": u} for u, _ in probe_pages]),
+                "page-match": await timed_http(session, base + "/api/page-match",
+                                               [{"url": u, "title": t} for u, t in match_pages]),
+                "prose search": await timed_http(session, base + "/api/search", [{"q": q} for q in queries]),
+            }
+        rss_end, rss_peak = rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    sql = {
+        "page-probe (miss)": timed_sql(sql_probe, con, probe_pages),
+        "page-match": timed_sql(sql_match, con, match_pages),
+        "prose search": timed_sql(sql_search, con, [(q, "") for q in queries]),
+    }
+    con.close()
+    print(f"\n{'lookup':<20}{'http p50':>10}{'p95':>8}{'p99':>8}   {'sql p50':>8}{'p95':>8}{'p99':>8}   {'ratio p50':>9}{'p99':>7}")
+    for name in http:
+        h, q = http[name], sql[name]
+        hp = [pct(h, p) for p in (50, 95, 99)]
+        qp = [pct(q, p) for p in (50, 95, 99)]
+        print(f"{name:<20}{hp[0]:>10.2f}{hp[1]:>8.2f}{hp[2]:>8.2f}   {qp[0]:>8.2f}{qp[1]:>8.2f}{qp[2]:>8.2f}"
+              f"   {hp[0] / max(qp[0], 1e-3):>8.1f}x{hp[2] / max(qp[2], 1e-3):>6.1f}x")
+    print(f"(ms; {samples} requests each, sequential, one client on loopback; mean http "
+          f"{statistics.mean(http['page-match']):.2f} ms for page-match)")
+    print(f"server RSS: {rss_start[0]:.1f} MB at start, {rss_end:.1f} MB after, peak {rss_peak:.1f} MB")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--items", type=int, default=100_000)
+    ap.add_argument("--samples", type=int, default=1000)
+    ap.add_argument("--data-dir", type=Path, default=None, help="where to build (default: a temp dir, removed)")
+    ap.add_argument("--reuse", action="store_true", help="use the store already in --data-dir")
+    args = ap.parse_args()
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="wherefrom-bench-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        db = data_dir / "wherefrom.db"
+        if not args.reuse:
+            if db.exists():
+                for p in data_dir.glob("wherefrom.db*"):
+                    p.unlink()
+            print(f"building {args.items:,} items in {db}", file=sys.stderr)
+            info = build(db, args.items)
+            size = db.stat().st_size / 1e6
+            print(f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
+                  f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB")
+        asyncio.run(run(data_dir, args.samples))
+    finally:
+        if args.data_dir is None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    raise SystemExit(main())

@@ -1,0 +1,27 @@
+"""Reading the activity log (rows are written by server.activity.record inside each write)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import ages
+from server.store.db import Store
+
+
+async def recent(store: Store, limit: int) -> list[dict[str, Any]]:
+    rows = await store.fetchall(
+        "SELECT id, at, kind, summary, source_url, source_host FROM activity ORDER BY at DESC, id DESC LIMIT ?",
+        (limit,),
+    )
+    return [
+        {
+            "id": r["id"],
+            "at": r["at"],
+            "kind": r["kind"],
+            "summary": r["summary"],
+            "source_url": r["source_url"],
+            "source_host": r["source_host"],
+            "age": ages.age(r["at"], ages.INSTANT),
+        }
+        for r in rows
+    ]

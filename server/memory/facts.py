@@ -1,0 +1,148 @@
+"""Facts: notes and clips (a selection), and the shape every fact has in an answer.
+
+A write is: stamp the URL (400 on a bad one), gate on the host's mode (403 unless collect),
+then one transaction holding the row and its activity row, then drop the page's probe answer.
+Captured chat turns are facts too (server.memory.captures) and use the same INSERT.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+import aiosqlite
+
+from server import activity, ages
+from server.errors import BadRequest
+from server.governance.policy import require_collect
+from server.probe_cache import ProbeCache
+from server.provenance import Provenance, stamp
+from server.searchtext import index_form
+from server.store.db import Store
+from server.textcaps import cap
+
+MAX_TEXT_CHARS = 20_000      # a note or a clip; more is refused 413 (by the route schema)
+MAX_TITLE_CHARS = 500        # a page title is cut (on a character boundary), never refused
+ANSWER_TEXT_CHARS = 600      # a fact's text in page-match tiers and search results
+
+INSERT_FACT = """
+INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity,
+                  created_at, updated_at, conversation_id, position, role, native_id,
+                  search_title, search_text)
+VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at, :granularity,
+        :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
+        :search_title, :search_text)
+"""
+
+
+def search_forms(title: str, text: str) -> dict[str, str | None]:
+    """The indexed forms, stored only where they differ from the text (see 0002_memory.sql)."""
+    st, sx = index_form(title), index_form(text)
+    return {"search_title": st if st != title else None, "search_text": sx if sx != text else None}
+
+
+def fact_row(
+    prov: Provenance,
+    *,
+    kind: str,
+    title: str,
+    text: str,
+    valid_at: float,
+    granularity: str,
+    now: float,
+    conversation_id: int | None = None,
+    position: int | None = None,
+    role: str | None = None,
+    native_id: str | None = None,
+) -> dict[str, Any]:
+    """The parameters of INSERT_FACT; the source columns come only from a Provenance."""
+    return {
+        "kind": kind,
+        "title": title,
+        "text": text,
+        **prov.columns(),
+        "valid_at": valid_at,
+        "granularity": granularity,
+        "created_at": now,
+        "updated_at": now,
+        "conversation_id": conversation_id,
+        "position": position,
+        "role": role,
+        "native_id": native_id,
+        **search_forms(title, text),
+    }
+
+
+async def insert_fact(conn: aiosqlite.Connection, prov: Provenance, **fields: Any) -> int:
+    cur = await conn.execute(INSERT_FACT, fact_row(prov, **fields))
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def clean_text(text: str, field: str) -> str:
+    if not text.strip():
+        raise BadRequest(f"{field} is empty", code="bad_value", field=f"body.{field}")
+    return text
+
+
+def day_valid_at(day: str) -> float:
+    """A day-granular fact's valid_at: local noon of that day (the renderer reads only the date)."""
+    try:
+        d = dt.date.fromisoformat(day)
+    except ValueError:
+        raise BadRequest("valid_day must be a date YYYY-MM-DD", code="bad_value", field="body.valid_day") from None
+    if len(day) != 10:
+        raise BadRequest("valid_day must be a date YYYY-MM-DD", code="bad_value", field="body.valid_day")
+    return dt.datetime(d.year, d.month, d.day, 12, 0).astimezone().timestamp()
+
+
+async def write_fact(
+    store: Store,
+    cache: ProbeCache,
+    *,
+    kind: str,
+    url: str,
+    title: str,
+    text: str,
+    valid_day: str | None = None,
+) -> int:
+    """POST /api/notes and /api/clips: one fact, one activity row, one transaction."""
+    prov = stamp(url, title)
+    await require_collect(store, prov.source_host)
+    text = clean_text(text, "text")
+    title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
+    now = time.time()
+    if valid_day is None:
+        valid_at, granularity = now, ages.INSTANT
+    else:
+        valid_at, granularity = day_valid_at(valid_day), ages.DAY
+    async with store.transaction() as conn:
+        fact_id = await insert_fact(
+            conn, prov, kind=kind, title=title, text=text, valid_at=valid_at, granularity=granularity, now=now
+        )
+        label = "Note" if kind == "note" else "Clip"
+        await activity.record(
+            conn, kind, f"{label} on {prov.source_host}: {cap(text, 80, ellipsis=True)}",
+            source_url=prov.source_url, source_host=prov.source_host, detail={"id": fact_id},
+        )
+    cache.invalidate_url(prov.source_url)
+    return fact_id
+
+
+def fact_answer(row: aiosqlite.Row, *, now: float | None = None) -> dict[str, Any]:
+    """A fact as every answer shows it: provenance, kind and age at the fact's granularity."""
+    out: dict[str, Any] = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "text": cap(row["text"], ANSWER_TEXT_CHARS, ellipsis=True),
+        "title": row["title"],
+        "source_url": row["source_url"],
+        "source_host": row["source_host"],
+        "source_ref": row["source_ref"],
+        "age": ages.age(row["valid_at"], row["granularity"], now=now),
+    }
+    if row["kind"] == "turn":
+        out["role"] = row["role"]
+        out["conversation_id"] = row["conversation_id"]
+    return out

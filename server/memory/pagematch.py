@@ -1,0 +1,104 @@
+"""What memory holds about the page in front of the person: four tiers, and the probe.
+
+  exact     live facts whose source_url is this page
+  site      live facts of the same host, not in exact (newest first)
+  related   live facts matching the page title by full-text search, not in the tiers above
+  documents library documents saved from this page, each once (never their chunks)
+
+Facts are notes, clips and chat turns only — document chunks live in another table and can
+never reach a fact tier. The probe answers counts; green is exact or documents, nothing weaker.
+
+For an `off` host both answer empty before any query of the store: the decision reads only
+the policy snapshot (server.governance.policy), which is cached in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from server.governance.policy import mode_for
+from server.library import queries as library
+from server.memory.facts import fact_answer
+from server.memory.search import fts_facts, match_stages
+from server.probe_cache import ProbeCache
+from server.store.db import Store
+from server.urls import host_of, normalise_url
+
+EXACT_LIMIT = 50
+SITE_LIMIT = 20
+RELATED_LIMIT = 10
+
+
+def _empty_tiers() -> dict[str, list[Any]]:
+    return {"exact": [], "site": [], "related": [], "documents": []}
+
+
+async def page_match(store: Store, url: str, title: str) -> dict[str, Any]:
+    source_url = normalise_url(url)
+    host = host_of(source_url)
+    mode = (await mode_for(store, host)).mode
+    if mode == "off":
+        return {"mode": mode, "green": False, "tiers": _empty_tiers()}
+    exact_rows = await store.fetchall(
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "
+        "FROM facts f WHERE f.source_url = ? AND f.invalid_at IS NULL "
+        "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
+        (source_url, EXACT_LIMIT),
+    )
+    site_rows = await store.fetchall(
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "
+        "FROM facts f WHERE f.source_host = ? AND f.invalid_at IS NULL "
+        "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
+        (host, source_url, SITE_LIMIT),
+    )
+    related_rows = await _related(store, title, host)
+    documents = await library.documents_for_page(store, source_url)
+    tiers = {
+        "exact": [fact_answer(r) for r in exact_rows],
+        "site": [fact_answer(r) for r in site_rows],
+        "related": [fact_answer(r) for r in related_rows],
+        "documents": documents,
+    }
+    return {"mode": mode, "green": bool(tiers["exact"] or documents), "tiers": tiers}
+
+
+_SITE_SUFFIX = re.compile(r"\s+[-|–—·:]\s+[^-|–—·:]{1,60}$")
+
+
+def strip_site_name(title: str) -> str:
+    """'Walnut - Wikipedia' -> 'Walnut': the site's name is on every page of the site and says
+    nothing about this one (the exact and site tiers already cover the site)."""
+    stripped = _SITE_SUFFIX.sub("", title.strip())
+    return stripped if stripped.strip() else title
+
+
+async def _related(store: Store, title: str, host: str) -> list[Any]:
+    """Facts matching the title (all words, then any word), from other sites: the exact and
+    site tiers already hold everything of this host, so nothing here repeats them."""
+    async for stage in match_stages(store, strip_site_name(title)):
+        if not stage.ranked:
+            return []  # every title word is on thousands of facts: nothing is related by it
+        rows = await fts_facts(store, stage.match, RELATED_LIMIT, exclude_host=host)
+        if rows:
+            return rows
+    return []
+
+
+async def page_probe(store: Store, cache: ProbeCache, url: str) -> dict[str, Any]:
+    source_url = normalise_url(url)
+    host = host_of(source_url)
+    mode = (await mode_for(store, host)).mode
+    if mode == "off":
+        return {"mode": mode, "green": False, "exact": 0, "documents": 0}
+    counts = cache.get(source_url)
+    if counts is None:
+        row = await store.fetchone(
+            "SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (source_url,)
+        )
+        exact = int(row[0]) if row else 0
+        documents = len(await library.documents_for_page(store, source_url))
+        counts = {"exact": exact, "documents": documents}
+        cache.put(source_url, host, counts)
+    # the mode is resolved on every call (a rule change must show at once); only counts are cached
+    return {"mode": mode, "green": bool(counts["exact"] or counts["documents"]), **counts}

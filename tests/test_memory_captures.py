@@ -1,0 +1,178 @@
+"""Chat captures: a conversation upsert that adds new turns, grows streaming replies in place,
+keeps order, and refuses what it must."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from server.memory.captures import Incoming, Stored, plan
+from tests.conftest import Api
+from tests.test_memory_writes import set_mode, snapshot
+
+CHAT = "https://chatgpt.com/c/abc-123"
+
+
+def capture(turns: list[tuple[str, str]] | list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    items = [t if isinstance(t, dict) else {"role": t[0], "text": t[1]} for t in turns]
+    return {"url": CHAT, "title": "Dog names", "site": "chatgpt", "turns": items, **kw}
+
+
+async def stored_turns(api: Api, url: str = CHAT) -> list[dict[str, str]]:
+    status, body = await api.get("/api/conversations", params={"url": url})
+    assert status == 200
+    return list(body["turns"])
+
+
+async def test_first_capture_then_one_more_turn_adds_one(api: Api) -> None:
+    turns = [("user", "What should I call my dog?"), ("assistant", "How about Biscuit?")]
+    status, body = await api.post("/api/captures", capture(turns))
+    assert status == 200 and (body["added"], body["updated"], body["unchanged"]) == (2, 0, 0)
+    cid = body["conversation_id"]
+    status, body = await api.post("/api/captures", capture([*turns, ("user", "Something shorter")]))
+    assert (body["conversation_id"], body["added"], body["updated"], body["unchanged"]) == (cid, 1, 0, 2)
+    assert await stored_turns(api) == [
+        {"role": "user", "text": "What should I call my dog?"},
+        {"role": "assistant", "text": "How about Biscuit?"},
+        {"role": "user", "text": "Something shorter"},
+    ]
+
+
+async def test_same_capture_twice_changes_nothing(api: Api) -> None:
+    turns = [("user", "hi"), ("assistant", "hello")]
+    await api.post("/api/captures", capture(turns))
+    before = await snapshot(api)
+    status, body = await api.post("/api/captures", capture(turns))
+    assert (body["added"], body["updated"], body["unchanged"]) == (0, 0, 2)
+    assert await snapshot(api) == {**before, "conversations": (await snapshot(api))["conversations"]}
+
+
+async def test_a_streaming_reply_updates_one_turn_and_never_adds_fragments(api: Api) -> None:
+    q = ("user", "Explain FTS5 briefly")
+    reply = "FTS5 is SQLite's full-text search extension; it builds an inverted index."
+    for n in range(5, len(reply) + 1, 9):
+        status, body = await api.post("/api/captures", capture([q, ("assistant", reply[:n])]))
+        assert status == 200 and body["added"] <= 2
+    await api.post("/api/captures", capture([q, ("assistant", reply)]))
+    assert await stored_turns(api) == [{"role": "user", "text": q[1]}, {"role": "assistant", "text": reply}]
+    count = await api.store.fetchone("SELECT COUNT(*) FROM facts WHERE kind = 'turn'")
+    assert count is not None and count[0] == 2
+    # a late, shorter re-send (an outbox delivering an old snapshot) never shrinks the turn
+    status, body = await api.post("/api/captures", capture([q, ("assistant", reply[:10])]))
+    assert (body["added"], body["updated"]) == (0, 0)
+    assert (await stored_turns(api))[1]["text"] == reply
+
+
+async def test_native_ids_match_turns_wherever_they_are(api: Api) -> None:
+    t = [{"role": "user", "text": "one", "native_id": "m1"}, {"role": "assistant", "text": "two", "native_id": "m2"},
+         {"role": "user", "text": "three", "native_id": "m3"}, {"role": "assistant", "text": "fo", "native_id": "m4"}]
+    await api.post("/api/captures", capture(t))
+    # a virtualised thread: only the last two are on screen, the reply has grown
+    window = [t[2], {**t[3], "text": "four"}, {"role": "user", "text": "five", "native_id": "m5"}]
+    status, body = await api.post("/api/captures", capture(window))
+    assert (body["added"], body["updated"], body["unchanged"]) == (1, 1, 1)
+    assert [x["text"] for x in await stored_turns(api)] == ["one", "two", "three", "four", "five"]
+
+
+async def test_a_window_without_ids_is_aligned_on_a_shared_turn(api: Api) -> None:
+    turns = [("user", f"question {i}") if i % 2 == 0 else ("assistant", f"answer {i}") for i in range(10)]
+    await api.post("/api/captures", capture(turns))
+    window = [*turns[6:], ("user", "question 10")]
+    status, body = await api.post("/api/captures", capture(window))
+    assert (body["added"], body["updated"], body["unchanged"]) == (1, 0, 4)
+    texts = [x["text"] for x in await stored_turns(api)]
+    assert texts == [t[1] for t in turns] + ["question 10"]
+
+
+def test_plan_prepends_turns_loaded_above_the_window() -> None:
+    stored = [Stored(1, 0, "user", "c", None), Stored(2, 1, "assistant", "d", None)]
+    ops = plan(stored, [Incoming("user", "a"), Incoming("assistant", "b"), Incoming("user", "c"), Incoming("assistant", "d")])
+    assert [(o.action, o.position) for o in ops] == [("add", -2), ("add", -1), ("unchanged", None), ("unchanged", None)]
+
+
+def test_plan_duplicate_turn_in_one_capture_is_kept_once() -> None:
+    stored = [Stored(1, 0, "user", "a", "x")]
+    ops = plan(stored, [Incoming("user", "a", "x"), Incoming("user", "a", "x")])
+    assert [o.action for o in ops] == ["unchanged", "unchanged"]
+
+
+async def test_conversations_are_per_url_and_site(api: Api) -> None:
+    await api.post("/api/captures", capture([("user", "a")]))
+    await api.post("/api/captures", {**capture([("user", "b")]), "url": "https://chatgpt.com/c/other"})
+    assert [x["text"] for x in await stored_turns(api)] == ["a"]
+    assert [x["text"] for x in await stored_turns(api, "HTTPS://ChatGPT.com/c/other/#x")] == ["b"]
+
+
+async def test_turns_are_facts_on_the_page(api: Api) -> None:
+    await api.post("/api/captures", capture([("user", "walnut-lantern-4417"), ("assistant", "noted")]))
+    status, match = await api.get("/api/page-match", params={"url": CHAT, "title": "Dog names"})
+    assert status == 200 and match["green"] is True
+    exact = match["tiers"]["exact"]
+    assert {f["text"] for f in exact} == {"walnut-lantern-4417", "noted"}
+    assert all(f["kind"] == "turn" and f["source_url"] == CHAT and f["source_host"] == "chatgpt.com" for f in exact)
+
+
+async def test_a_renamed_conversation_renames_its_turns(api: Api) -> None:
+    await api.post("/api/captures", capture([("user", "a")], title="New chat"))
+    await api.post("/api/captures", capture([("user", "a"), ("assistant", "b")], title="Walnut plans"))
+    rows = await api.store.fetchall("SELECT title, source_ref FROM facts ORDER BY position")
+    assert [(r["title"], r["source_ref"]) for r in rows] == [("Walnut plans", "Walnut plans")] * 2
+    status, body = await api.get("/api/search", params={"q": "walnut plans"})
+    assert len(body["results"]) == 2
+
+
+async def test_capture_writes_one_activity_row_per_conversation_while_it_streams(api: Api) -> None:
+    await api.post("/api/captures", capture([("user", "q"), ("assistant", "a")]))
+    await api.post("/api/captures", capture([("user", "q"), ("assistant", "ab")]))
+    await api.post("/api/captures", capture([("user", "q"), ("assistant", "ab")]))  # no change: not a write
+    status, body = await api.get("/api/activity")
+    rows = [r for r in body["activity"] if r["kind"] == "capture"]
+    assert len(rows) == 1 and rows[0]["source_url"] == CHAT and "2 turns" in rows[0]["summary"]
+
+
+@pytest.mark.parametrize(
+    "payload,status_code,code",
+    [
+        (capture([]), 400, "bad_value"),                                 # a miss is not a capture
+        ({"url": CHAT, "title": "t", "site": "chatgpt"}, 400, "missing_field"),
+        (capture([("robot", "x")]), 400, "bad_value"),
+        (capture([("user", "")]), 400, "bad_value"),
+        (capture([("user", " \n ")]), 400, "bad_value"),
+        (capture([("user", "x")], url="javascript:alert(1)"), 400, "bad_url"),
+        (capture([("user", "x")], url="file:///c/abc"), 400, "bad_url"),
+        ({**capture([("user", "x")]), "url": None}, 400, "bad_type"),
+        (capture([("user", "ok"), ("assistant", "x" * 100_001)]), 413, "payload_too_large"),
+    ],
+)
+async def test_bad_captures_write_nothing(api: Api, payload: dict[str, Any], status_code: int, code: str) -> None:
+    await api.post("/api/captures", capture([("user", "existing")]))
+    before = await snapshot(api)
+    status, body = await api.post("/api/captures", payload)
+    assert status == status_code and body["error"]["code"] == code, body
+    assert await snapshot(api) == before
+
+
+@pytest.mark.parametrize("mode", ["off", "suggest"])
+async def test_capture_is_403_unless_collect(api: Api, mode: str) -> None:
+    await set_mode(api, "chatgpt.com", mode)
+    before = await snapshot(api)
+    status, body = await api.post("/api/captures", capture([("user", "x")]))
+    assert status == 403 and body["error"]["code"] == "site_mode" and body["error"]["mode"] == mode
+    assert await snapshot(api) == before
+    await set_mode(api, "chatgpt.com", "collect")
+    status, _ = await api.post("/api/captures", capture([("user", "x")]))
+    assert status == 200
+
+
+async def test_forgotten_turns_stay_forgotten_when_re_sent_and_undo_restores_them_in_place(api: Api) -> None:
+    turns = [("user", "q1"), ("assistant", "a1")]
+    await api.post("/api/captures", capture(turns))
+    _, dry = await api.post("/api/forget", {"host": "chatgpt.com", "dry_run": True})
+    _, done = await api.post("/api/forget", {"host": "chatgpt.com", "confirm": dry["confirm"]})
+    assert await stored_turns(api) == []
+    status, body = await api.post("/api/captures", capture([*turns, ("user", "q2")]))
+    assert (body["added"], body["unchanged"]) == (1, 2)
+    assert [t["text"] for t in await stored_turns(api)] == ["q2"]
+    await api.post("/api/forget/undo", {"batch": done["batch"]})
+    assert [t["text"] for t in await stored_turns(api)] == ["q1", "a1", "q2"]
