@@ -61,3 +61,35 @@ def document() -> dict[str, Any]:
 @api.route("GET", "/api/openapi.json", summary="This API's OpenAPI 3.1 description")
 async def openapi_json(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     return document()
+
+
+def markdown() -> str:
+    """docs/api.md, generated from the same declarations (tests/test_docs.py keeps it current)."""
+    from server.settings import SETTINGS
+
+    lines = [
+        "# HTTP API",
+        "",
+        "Generated from the route declarations by `python -m server.openapi > docs/api.md`;",
+        "the machine-readable form is `GET /api/openapi.json`. Every route but health needs",
+        "`Authorization: Bearer <token>`. Errors: `{\"error\": {\"code\", \"message\"}}`.",
+        "",
+        "| method | path | what | body fields | query |",
+        "|---|---|---|---|---|",
+    ]
+    doc = document()
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            req = set(body.get("required", []))
+            fields = ", ".join(f"`{k}`" + ("" if k in req else "?") for k in body.get("properties", {}))
+            query = ", ".join(f"`{p['name']}`" + ("" if p["required"] else "?") for p in op.get("parameters", []))
+            lines.append(f"| {method.upper()} | `{path}` | {op['summary']} | {fields} | {query} |")
+    lines += ["", "## Settings (`wherefrom serve`)", "", "| setting | default | meaning |", "|---|---|---|"]
+    for name, (default, help_text) in SETTINGS.items():
+        lines.append(f"| `{name}` | `{default!r}` | {help_text} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
