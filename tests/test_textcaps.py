@@ -3,7 +3,9 @@ CJK, 4-byte emoji, at every position around every cap."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +70,11 @@ def test_caps_are_characters_not_bytes() -> None:
 def test_negative_limit_is_an_error() -> None:
     with pytest.raises(ValueError):
         cap("x", -1)
+
+
+_CAP_CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "cap-cases.json").read_text("utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", _CAP_CASES, ids=[c["name"] for c in _CAP_CASES])
+def test_shared_cap_case(case: dict) -> None:
+    assert cap(case["text"], case["limit"], ellipsis=case["ellipsis"]) == case["expect"]

@@ -7,6 +7,7 @@ import { enqueue } from './outbox.js';
 import { api, explain } from './server.js';
 import { pageMemoryOn, setSession, removeSession, getLocal, setLocal } from './store.js';
 import { invalidatePage } from './tabs.js';
+import { capChars } from '../shared/text.js';
 
 export const MAX_HTML_CHARS = 1_500_000;
 const MAX_NOTE_CHARS = 20_000;
@@ -57,14 +58,14 @@ async function send(route, body, summary, opts = {}) {
 export async function saveNote(tab, text) {
   const g = await gate(tab.url);
   if (!g.ok) return g;
-  return send('notes', { url: g.url, title: tab.title || '', text: text.slice(0, MAX_NOTE_CHARS) }, `Note on ${g.host}`);
+  return send('notes', { url: g.url, title: tab.title || '', text: capChars(text, MAX_NOTE_CHARS) }, `Note on ${g.host}`);
 }
 
 /** @param {chrome.tabs.Tab} tab @param {string} text */
 export async function saveClip(tab, text) {
   const g = await gate(tab.url);
   if (!g.ok) return g;
-  const clean = Array.from(text).slice(0, MAX_NOTE_CHARS).join('');
+  const clean = capChars(text, MAX_NOTE_CHARS);
   return send('clips', { url: g.url, title: tab.title || '', text: clean }, `Selection from ${g.host}`);
 }
 
@@ -79,14 +80,9 @@ export async function addPage(tab) {
   try {
     const [frame] = await chrome.scripting.executeScript({
       target: { tabId: tab.id },
-      func: (max) => {
-        const s = document.documentElement.outerHTML;
-        // cap by characters (code points), never splitting one
-        return s.length <= max ? s : Array.from(s.slice(0, max + 1)).slice(0, max).join('');
-      },
-      args: [MAX_HTML_CHARS],
+      func: () => document.documentElement.outerHTML,
     });
-    html = frame && typeof frame.result === 'string' ? frame.result : '';
+    html = frame && typeof frame.result === 'string' ? capChars(frame.result, MAX_HTML_CHARS) : '';
   } catch (err) {
     return { ok: false, kind: 'bad', message: 'Chrome lets Wherefrom read this page only after you click the Wherefrom toolbar icon or press Alt+Shift+S on it.' };
   }
