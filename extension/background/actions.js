@@ -10,7 +10,8 @@ import { invalidatePage } from './tabs.js';
 import { capChars } from '../shared/text.js';
 
 export const MAX_HTML_CHARS = 1_500_000;
-const MAX_NOTE_CHARS = 20_000;
+const MAX_NOTE_CHARS = 20_000; // server/memory/facts.py MAX_TEXT_CHARS
+const MAX_TURN_CHARS = 100_000; // server/memory/captures.py MAX_TURN_CHARS: a longer turn is kept cut, not lost with its conversation
 
 /**
  * @typedef {{ok: boolean, queued?: boolean, kind?: string, message: string, data?: any, status?: number}} WriteResult
@@ -106,7 +107,7 @@ export async function forwardCapture(tab, payload) {
   if (!(await siteMatchesHost(payload.site, g.host))) return { ok: false, kind: 'bad', message: 'site does not match the tab' };
   const turns = payload.turns.filter((t) => t.text.trim() !== '').map((t) => {
     /** @type {Record<string, string>} */
-    const out = { role: t.role, text: t.text };
+    const out = { role: t.role, text: capChars(t.text, MAX_TURN_CHARS) };
     if (t.native_id) out.native_id = t.native_id;
     return out;
   });
