@@ -1,0 +1,145 @@
+"""The farm's pytest wiring: per-test farm (tap + isolated server + Chromium with the extension),
+failure artifacts, and the site health matrix (merged across xdist workers at the end)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from e2e.harness import report
+from e2e.harness.browser import EXTENSION_DIR
+from e2e.harness.farm import Farm
+
+_SESSION_T0: list[float] = []
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _SESSION_T0.append(time.monotonic())
+    if not _is_worker(session.config) and not session.config.option.collectonly:
+        report.reset()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _is_worker(session.config) and not session.config.option.collectonly:
+        path = report.write(time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None)
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(f"farm: site health matrix in {path} (and health.html)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if Path(str(item.fspath)).resolve().parent == here:
+            item.add_marker(pytest.mark.farm)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+def _failed(node: pytest.Item) -> bool:
+    for when in ("setup", "call"):
+        rep = getattr(node, f"rep_{when}", None)
+        if rep is not None and rep.failed:
+            return True
+    return False
+
+
+def _outcome(node: pytest.Item) -> str:
+    setup = getattr(node, "rep_setup", None)
+    call = getattr(node, "rep_call", None)
+    if setup is not None and setup.failed:
+        return "error"
+    if setup is not None and setup.skipped:
+        return "skipped"
+    if call is None:
+        return "error"
+    return "skipped" if call.skipped else ("failed" if call.failed else "passed")
+
+
+def _error_text(node: pytest.Item) -> str | None:
+    for when in ("setup", "call"):
+        rep = getattr(node, f"rep_{when}", None)
+        if rep is not None and (rep.failed or rep.skipped):
+            crash = getattr(rep.longrepr, "reprcrash", None)
+            if crash is not None:
+                return str(crash.message)[:600]
+            return str(rep.longrepr)[-600:]
+    return None
+
+
+def safe_name(nodeid: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.split("::")[-1])[:120]
+
+
+@pytest.fixture
+def health(request: pytest.FixtureRequest) -> Any:
+    """The test's row in the site health matrix; filled by the test, written at teardown."""
+    row: dict[str, Any] = {"test": request.node.nodeid, "worker": report.worker_id()}
+    t0 = time.monotonic()
+    yield row
+    row.setdefault("time_s", round(time.monotonic() - t0, 1))
+    row["outcome"] = _outcome(request.node)
+    err = _error_text(request.node)
+    if err and row["outcome"] != "passed":
+        row["error"] = err
+    report.append(row)
+
+
+@pytest_asyncio.fixture
+async def make_farm(
+    request: pytest.FixtureRequest, health: dict[str, Any]
+) -> AsyncIterator[Callable[..., Awaitable[Farm]]]:
+    """make_farm(ext_dir=...) -> a started Farm; every farm made is stopped at teardown."""
+    from playwright.async_api import async_playwright
+
+    farms: list[Farm] = []
+    pw_cm = async_playwright()
+    pw = await pw_cm.__aenter__()
+    tmp = Path(tempfile.mkdtemp(prefix="wf-farm-"))
+
+    async def make(ext_dir: Path = EXTENSION_DIR, tag: str = "") -> Farm:
+        name = safe_name(request.node.nodeid) + (f"-{tag}" if tag else "")
+        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir)
+        farms.append(farm)
+        await farm.start()
+        health.setdefault("start_s", farm.timings.get("start_s"))
+        return farm
+
+    try:
+        yield make
+    finally:
+        failed = _failed(request.node)
+        for f in farms:
+            try:
+                await f.stop(failed)
+                if f.artifacts:
+                    health.setdefault("artifacts", []).extend(f.artifacts)
+            except Exception as exc:  # noqa: BLE001 - teardown must stop the others
+                health.setdefault("teardown_errors", []).append(repr(exc))
+        await pw_cm.__aexit__(None, None, None)
+        if os.environ.get("WF_KEEP_TMP") != "1":
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest_asyncio.fixture
+async def farm(make_farm: Callable[..., Awaitable[Farm]]) -> Farm:
+    return await make_farm()
