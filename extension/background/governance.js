@@ -110,8 +110,19 @@ export function wantedScripts(sites, policy, memoryOn) {
   return wanted;
 }
 
+// Syncs run one at a time: two overlapping runs would unregister each other's scripts
+// ("Nonexistent script ID"). A transient chain, not state: losing it on eviction is harmless.
+/** @type {Promise<unknown>} */
+let syncChain = Promise.resolve();
+
 /** Register / unregister the capture scripts to match the policy and the page-memory switch. */
-export async function syncContentScripts() {
+export function syncContentScripts() {
+  const run = syncChain.then(syncOnce, syncOnce);
+  syncChain = run.catch(() => undefined);
+  return run;
+}
+
+async function syncOnce() {
   const memoryOn = await pageMemoryOn();
   const { policy } = await getLocal(['policy']);
   const files = await loadContentFiles();
@@ -122,7 +133,13 @@ export async function syncContentScripts() {
     return want && JSON.stringify(want) === JSON.stringify(s.matches) && JSON.stringify(files) === JSON.stringify(s.js);
   };
   const stale = existing.filter((s) => !same(s)).map((s) => s.id);
-  if (stale.length) await chrome.scripting.unregisterContentScripts({ ids: stale });
+  for (const id of stale) {
+    try {
+      await chrome.scripting.unregisterContentScripts({ ids: [id] });
+    } catch (err) {
+      if (!String(err).includes('Nonexistent')) throw err; // already gone: what we wanted
+    }
+  }
   const keep = new Set(existing.filter(same).map((s) => s.id));
   for (const [id, matches] of wanted) {
     if (keep.has(id)) continue;
