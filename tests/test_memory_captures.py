@@ -176,3 +176,19 @@ async def test_forgotten_turns_stay_forgotten_when_re_sent_and_undo_restores_the
     assert [t["text"] for t in await stored_turns(api)] == ["q2"]
     await api.post("/api/forget/undo", {"batch": done["batch"]})
     assert [t["text"] for t in await stored_turns(api)] == ["q1", "a1", "q2"]
+
+
+async def test_an_exchange_id_shared_by_prompt_and_reply_keeps_both(api) -> None:
+    """Gemini and ChatGPT (layout B) give one id to a prompt and its reply: both turns are kept,
+    also when the thread arrives window by window (lazy loading)."""
+    url = "https://gemini.google.com/app/abc123"
+    late = [{"role": "user", "text": "q3", "native_id": "c3"}, {"role": "assistant", "text": "a3", "native_id": "c3"}]
+    early = [{"role": "user", "text": "q1", "native_id": "c1"}, {"role": "assistant", "text": "a1", "native_id": "c1"},
+             {"role": "user", "text": "q2", "native_id": "c2"}, {"role": "assistant", "text": "a2", "native_id": "c2"}]
+    status, _ = await api.post("/api/captures", {"url": url, "title": "t", "site": "gemini", "turns": late})
+    assert status == 200
+    status, body = await api.post("/api/captures", {"url": url, "title": "t", "site": "gemini", "turns": early + late})
+    assert status == 200, body
+    _, conv = await api.get("/api/conversations", params={"url": url})
+    assert [(t["role"], t["text"]) for t in conv["turns"]] == [
+        ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"), ("user", "q3"), ("assistant", "a3")]

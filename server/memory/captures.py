@@ -65,15 +65,17 @@ class Op:
 
 def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
     """Decide, without touching the store, what each incoming turn does (see module doc)."""
-    by_native = {s.native_id: k for k, s in enumerate(stored) if s.native_id}
+    # a site's id may name an exchange (Gemini's container, ChatGPT's turn key hold the prompt
+    # and its reply), so a turn is identified by its id together with its role
+    by_native = {(s.native_id, s.role): k for k, s in enumerate(stored) if s.native_id}
     offset = _offset(stored, incoming, by_native)
     used: set[int] = set()
     ops: list[Op] = []
     next_position = (max(s.position for s in stored) + 1) if stored else 0
     for i, turn in enumerate(incoming):
         k: int | None = None
-        if turn.native_id and turn.native_id in by_native:
-            k = by_native[turn.native_id]
+        if turn.native_id and (turn.native_id, turn.role) in by_native:
+            k = by_native[(turn.native_id, turn.role)]
         elif 0 <= i + offset < len(stored):
             k = i + offset
         if k is not None and k in used:
@@ -97,11 +99,11 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
     return ops
 
 
-def _offset(stored: Sequence[Stored], incoming: Sequence[Incoming], by_native: dict[str | None, int]) -> int:
+def _offset(stored: Sequence[Stored], incoming: Sequence[Incoming], by_native: dict[tuple[str, str], int]) -> int:
     """Where the incoming window sits in the stored thread (stored index - incoming index)."""
     for i, turn in enumerate(incoming):
-        if turn.native_id and turn.native_id in by_native:
-            return by_native[turn.native_id] - i
+        if turn.native_id and (turn.native_id, turn.role) in by_native:
+            return by_native[(turn.native_id, turn.role)] - i
     for i, turn in enumerate(incoming):
         places = [k for k, s in enumerate(stored) if s.role == turn.role and s.text == turn.text]
         if places:
