@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from server import appkeys
 from server.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
 Json = dict[str, Any]
@@ -100,6 +101,7 @@ async def read_json(request: web.Request, max_body: int) -> Json:
     if request.content_length is not None and request.content_length > max_body:
         raise PayloadTooLarge(f"body larger than {max_body} bytes", limit=max_body)
     raw = await read_capped(request, max_body)
+    request[appkeys.RAW_BODY] = raw
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

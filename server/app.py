@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from server import appkeys, health, idempotency, security
+from server import appkeys, health, idempotency, ledger, security
 from server.api import Api
 from server.governance import routes as governance_routes
 from server.probe_cache import ProbeCache
@@ -37,10 +37,10 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(settings: Settings) -> web.Application:
-    app = web.Application(
-        middlewares=[security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware],
-        client_max_size=8 * 1024 * 1024,
-    )
+    middlewares = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
+    if settings.ledger is not None:
+        middlewares.insert(0, ledger.middleware(settings.ledger))  # outermost: sees every request
+    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
     app[appkeys.SETTINGS] = settings
     app[appkeys.TOKEN] = load_or_create(settings.token_path)
     app[appkeys.STARTED_AT] = time.time()

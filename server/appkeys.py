@@ -19,6 +19,8 @@ STATE: web.AppKey[dict[str, Any]] = web.AppKey("state")
 
 # per-request: whether the bearer token was valid
 AUTHED: web.RequestKey[bool] = web.RequestKey("authed", bool)
+# per-request: the JSON body as received (for the opt-in ledger)
+RAW_BODY: web.RequestKey[bytes] = web.RequestKey("raw_body", bytes)
 
 if TYPE_CHECKING:
     from server.probe_cache import ProbeCache

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info", help=SETTINGS["log_level"][1])
     serve.add_argument("--extension-id", action="append", default=[], help=SETTINGS["extension_ids"][1])
     serve.add_argument("--allow-private-fetch", action="store_true", help=SETTINGS["allow_private_fetch"][1])
+    serve.add_argument("--ledger", type=Path, default=None, help=SETTINGS["ledger"][1])
     pair = sub.add_parser("pair", help="print the token to paste into the extension's Settings")
     pair.add_argument("--data-dir", type=Path, default=None, help=SETTINGS["data_dir"][1])
     status = sub.add_parser("status", help="exit 0 healthy, 2 reported unhealthy, 1 could not tell")
@@ -66,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         extension_ids=tuple(args.extension_id),
         allow_private_fetch=args.allow_private_fetch,
+        ledger=args.ledger,
     )
     from server.app import create_app
     from server.store.db import StoreError

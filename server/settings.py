@@ -18,6 +18,7 @@ SETTINGS: dict[str, tuple[object, str]] = {
     "log_level": ("info", "logging level: debug, info, warning, error"),
     "extension_ids": ((), "extra chrome-extension ids allowed as Origin (the pinned id is always allowed)"),
     "allow_private_fetch": (False, "tests only: let add_url fetch loopback/private addresses"),
+    "ledger": (None, "append one JSON line per request received to this file (for the test farm)"),
 }
 
 # The id Chrome derives from the "key" in extension/manifest.json (pinned, see docs/architecture.md).
@@ -36,6 +37,7 @@ class Settings:
     log_level: str = "info"
     extension_ids: tuple[str, ...] = ()
     allow_private_fetch: bool = False
+    ledger: Path | None = None
 
     @property
     def db_path(self) -> Path:
