@@ -91,7 +91,8 @@ export async function addPage(tab) {
   // the tab may have navigated while we read it: the URL the HTML belongs to is checked again
   const now = await chrome.tabs.get(tab.id).catch(() => null);
   if (!now || now.url !== tab.url) return { ok: false, kind: 'bad', message: 'The page changed while it was being read; try again.' };
-  const res = await send('add_text', { url: g.url, title: tab.title || '', html }, `Page ${g.host}`);
+  // a page's HTML is too big to keep in the outbox (storage quota): a down server is said, not queued
+  const res = await send('add_text', { url: g.url, title: tab.title || '', html }, `Page ${g.host}`, { queue: false });
   if (res.ok && !res.queued) res.message = res.status === 200 ? 'Already in the library.' : 'Added to the library.';
   return res;
 }

@@ -21,7 +21,7 @@ const ready = (async () => {
 
 /** Outbox delivery, only while page memory is on (with it off, tab activity sends nothing). */
 async function tryOutbox() {
-  if (await pageMemoryOn()) await flush(invalidatePage);
+  if (await pageMemoryOn()) await flush(actions.gate, invalidatePage);
 }
 
 /** @param {string} label @param {() => Promise<unknown>} fn */

@@ -112,7 +112,7 @@ async function onPanel(type, p) {
   switch (type) {
     case P.PANEL_OPENED: {
       const conn = await connection();
-      if (conn.state === 'connected' && (await pageMemoryOn())) await flush(invalidatePage);
+      if (conn.state === 'connected' && (await pageMemoryOn())) await flush(actions.gate, invalidatePage);
       return { ok: true, connection: conn };
     }
     case P.PANEL_GET_STATE: {
@@ -164,6 +164,7 @@ async function onPanel(type, p) {
     case P.PANEL_FORGET_UNDO: {
       const res = await api.forgetUndo(p.batch);
       if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      await chrome.storage.session.clear().catch(() => undefined); // probe answers are stale now
       await refreshActiveTabs();
       return { ok: true, ...res.data };
     }
@@ -227,7 +228,7 @@ async function onPanel(type, p) {
     }
     case P.PANEL_RETRY_OUTBOX: {
       if (!(await pageMemoryOn())) return { ok: false, message: 'Page memory is off.' };
-      return { ok: true, ...(await flush(invalidatePage)) };
+      return { ok: true, ...(await flush(actions.gate, invalidatePage)) };
     }
     case P.PANEL_INSERT_TEXT: {
       const tab = await targetTab(p.tabId);

@@ -49,12 +49,16 @@ async function scheduleAlarm(count) {
 
 /**
  * Try to deliver every queued write, oldest first. Stops at the first `down` (nothing else will
- * get through either). A write the server refuses for good (refused / bad) leaves the outbox and
- * is remembered in `outboxDropped` for the Activity view; `unpaired` keeps it waiting.
+ * get through either). Each item's page is checked again first with `allowed` (the same gate as a
+ * fresh write): a site turned `off`, page memory switched off, or a sensitive default since the
+ * write was queued means the item is never sent — it leaves the outbox unsent. A write the server
+ * refuses for good (refused / bad) leaves the outbox too; both are remembered in `outboxDropped`
+ * for the Activity view; `unpaired` keeps it waiting.
+ * @param {(url: string) => Promise<{ok: boolean, kind?: string, message?: string}>} allowed
  * @param {(url: string) => Promise<void>} [onDelivered] called with the page URL of each delivery
  * @returns {Promise<{delivered: number, pending: number}>}
  */
-export function flush(onDelivered) {
+export function flush(allowed, onDelivered) {
   return serial(async () => {
     const { outbox } = await getLocal(['outbox']);
     let delivered = 0;
@@ -65,6 +69,16 @@ export function flush(onDelivered) {
     for (const item of outbox) {
       if (stop) {
         remaining.push(item);
+        continue;
+      }
+      const g = await allowed(item.url);
+      if (!g.ok) {
+        if (g.kind === 'unpaired') {
+          remaining.push(item);
+          stop = true;
+        } else {
+          dropped.push({ at: Date.now(), summary: item.summary, url: item.url, reason: `not sent: ${g.message}` });
+        }
         continue;
       }
       const res = await api.write(/** @type {keyof typeof WRITE_ROUTES} */ (item.route), item.body, item.key);

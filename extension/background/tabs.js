@@ -21,7 +21,7 @@ export async function probe(url) {
   const cached = await getSession(probeKey(url));
   if (cached && Date.now() - cached.at < PROBE_TTL_MS) return cached.answer;
   const res = await api.probe(url);
-  if (!res.ok) return null;
+  if (!res.ok) return { unreachable: true, kind: res.kind };
   await setSession(probeKey(url), { at: Date.now(), answer: res.data });
   return res.data;
 }
@@ -68,7 +68,11 @@ export async function refreshTab(tabId, known) {
     return;
   }
   const answer = await probe(pm.url);
-  if (answer && answer.green) {
+  if (answer.unreachable) {
+    // "server down" is not "nothing stored": say which
+    const why = answer.kind === 'down' ? 'server not running' : answer.kind === 'unpaired' ? 'not paired' : 'server did not answer';
+    await setTabIcon(tabId, 'neutral', `Wherefrom — ${why}`);
+  } else if (answer.green) {
     const n = (answer.exact || 0) + (answer.documents || 0);
     await setTabIcon(tabId, 'green', `Wherefrom — ${n} item${n === 1 ? '' : 's'} from this page`);
   } else {

@@ -60,6 +60,7 @@ const before = Object.keys(chrome.listeners).length;
 await import('../../extension/background/main.js');
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
 const { flush } = await import('../../extension/background/outbox.js');
+const { gate } = await import('../../extension/background/actions.js');
 const { wantedScripts, patternHost } = await import('../../extension/background/governance.js');
 const { recolour } = await import('../../extension/background/icon.js');
 
@@ -158,7 +159,7 @@ test('a write while the server is down waits in the outbox and is delivered once
   const firstTry = calls.find((c) => c.method === 'POST');
   assert.equal(firstTry?.headers['Idempotency-Key'], key);
   srv.up = true;
-  await Promise.all([flush(), flush()]);
+  await Promise.all([flush(gate), flush(gate)]);
   await fire('tabs.onActivated', { tabId: 5 });
   const posts = serverCalls().filter((c) => c.method === 'POST' && c.url.endsWith('/api/notes'));
   assert.ok(posts.every((c) => c.headers['Idempotency-Key'] === key));
@@ -187,4 +188,41 @@ test('recolour: green keeps whites, off greys everything', () => {
   assert.deepEqual([...g.slice(4)], [255, 255, 255, 255]);
   const o = recolour(new Uint8ClampedArray([64, 88, 214, 255]), 'off');
   assert.ok(o[0] === o[1] && o[1] === o[2] && o[3] < 255);
+});
+
+test('a queued write for a site turned off since is never sent', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[5] = { id: 5, url: 'https://example.net/n', title: 'N', active: true, windowId: 1 };
+  chrome.tabsById[6] = { id: 6, url: 'https://example.org/m', title: 'M', active: false, windowId: 1 };
+  srv.up = false;
+  await message({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 5, text: 'secret about example.net' } }, PANEL);
+  await message({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 6, text: 'fine to send' } }, PANEL);
+  assert.equal((await chrome.storage.local.get('outbox')).outbox.length, 2);
+  srv.up = true;
+  srv.rules = [{ host: 'example.net', mode: 'off' }];
+  await chrome.storage.local.set({ policy: policyBody() });
+  calls.length = 0;
+  const res = await flush(gate);
+  const posts = serverCalls().filter((c) => c.method === 'POST');
+  // positive control: the other queued note is delivered, so the observer sees deliveries
+  assert.equal(res.delivered, 1);
+  assert.equal(posts.length, 1);
+  assert.equal(posts[0].body.text, 'fine to send');
+  assert.ok(!calls.some((c) => c.url.includes('example.net') || JSON.stringify(c.body || '').includes('example.net')));
+  assert.deepEqual((await chrome.storage.local.get('outbox')).outbox, []);
+  const { outboxDropped } = await chrome.storage.local.get('outboxDropped');
+  assert.match(outboxDropped.at(-1).reason, /^not sent: /);
+});
+
+test('a capture is posted with the url and title of sender.tab', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  const sender = { id: chrome.runtime.id, url: 'https://chatgpt.com/c/1', tab: { id: 9, url: 'https://chatgpt.com/c/1?utm_source=x#top', title: 'My chat' } };
+  const r = await message({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }], settled: true } }, sender);
+  assert.equal(r.ok, true);
+  const post = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/captures'));
+  assert.ok(post, 'the capture reached the server');
+  const body = post.body;
+  assert.equal(body.url, 'https://chatgpt.com/c/1');
+  assert.equal(body.title, 'My chat');
+  assert.deepEqual(body.turns, [{ role: 'user', text: 'hi' }]);
 });
