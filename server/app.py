@@ -36,11 +36,16 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     await store.close()
 
 
+# The request line must hold the longest query a route accepts (search text, page URL + title),
+# percent-encoded, so that an over-long one reaches the route's own limit and its JSON 413.
+HANDLER_ARGS = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
+
+
 def create_app(settings: Settings) -> web.Application:
     middlewares = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
     if settings.ledger is not None:
         middlewares.insert(0, ledger.middleware(settings.ledger))  # outermost: sees every request
-    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024)
+    app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024, handler_args=HANDLER_ARGS)
     app[appkeys.SETTINGS] = settings
     app[appkeys.TOKEN] = load_or_create(settings.token_path)
     app[appkeys.STARTED_AT] = time.time()

@@ -145,3 +145,10 @@ async def test_idempotent_replay_writes_once(api: Api) -> None:
     assert first == second and first[0] == 201
     rows = await api.store.fetchall("SELECT id FROM facts WHERE text = 'once'")
     assert len(rows) == 1
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "1969-12-31", "2026-13-01", "2026-02-30"])
+async def test_out_of_range_days_are_400_not_500(api, day: str) -> None:
+    status, body = await api.post("/api/notes", {"url": "https://example.com/d", "title": "t", "text": "x", "valid_day": day})
+    assert status == 400 and body["error"]["field"] == "body.valid_day"
+    assert await api.store.fetchall("SELECT * FROM facts") == []

@@ -92,9 +92,12 @@ def day_valid_at(day: str) -> float:
         d = dt.date.fromisoformat(day)
     except ValueError:
         raise BadRequest("valid_day must be a date YYYY-MM-DD", code="bad_value", field="body.valid_day") from None
-    if len(day) != 10:
-        raise BadRequest("valid_day must be a date YYYY-MM-DD", code="bad_value", field="body.valid_day")
-    return dt.datetime(d.year, d.month, d.day, 12, 0).astimezone().timestamp()
+    if len(day) != 10 or not 1970 <= d.year <= 9999:
+        raise BadRequest("valid_day must be a date YYYY-MM-DD from 1970 on", code="bad_value", field="body.valid_day")
+    try:
+        return dt.datetime(d.year, d.month, d.day, 12, 0).astimezone().timestamp()
+    except (OverflowError, OSError, ValueError):
+        raise BadRequest("valid_day is out of range", code="bad_value", field="body.valid_day") from None
 
 
 async def write_fact(

@@ -124,7 +124,7 @@ async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict
 @api.route(
     "GET", "/api/search", summary="Full-text search over every kind of item",
     query={"type": "object",
-           "properties": {"q": {"type": "string", "minLength": 1, "maxLength": 100_000},
+           "properties": {"q": {"type": "string", "minLength": 1, "maxLength": 4_000},
                           "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
            "required": ["q"]},
 )
