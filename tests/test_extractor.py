@@ -23,6 +23,7 @@ import pytest
 import pytest_asyncio
 
 from e2e.sites import Fixture, catalog, collapse, route_fixture
+from tests.conftest import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
 EXT = REPO / "extension"
@@ -118,7 +119,7 @@ async def inject(page: Any, skip: tuple[str, ...] = ()) -> None:
 async def chromium() -> AsyncIterator[Any]:
     pw_api = pytest.importorskip("playwright.async_api")
     if not HAVE_CHROMIUM:
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+        skip_unless_optional(f"no Chromium at {CHROMIUM}")
     async with pw_api.async_playwright() as pw:
         b = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         yield b
@@ -329,7 +330,7 @@ async def test_idle_page_schedules_no_timer(chromium: Any) -> None:
     """Once a capture has settled and nothing changes, the runtime holds no timer at all."""
     fixtures = [fx for fx in catalog() if "streaming" not in fx.features]
     if not fixtures:
-        pytest.skip("no fixtures yet")
+        skip_unless_optional("no fixtures found")
     page = await new_page(chromium, fixtures[0])
     try:
         await inject(page)

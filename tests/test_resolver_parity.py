@@ -23,12 +23,18 @@ from hypothesis import strategies as st
 
 from server.governance.policy import sensitive_defaults
 from server.governance.resolver import MODES, clean_host, resolve
+from tests.conftest import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
 RESOLVER_JS = REPO / "extension" / "shared" / "resolver.js"
 NODE = shutil.which("node")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _needs_node() -> None:
+    if NODE is None:
+        skip_unless_optional("node is not installed")
 
 SENS = sensitive_defaults()
 SENSITIVE = {k: SENS.get(k, {}) for k in ("domains", "suffixes", "labels", "exact")}
