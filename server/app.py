@@ -20,9 +20,9 @@ log = logging.getLogger("wherefrom")
 
 # Every feature's route declarations, in one list (the OpenAPI document and the docs test read it).
 def route_apis() -> list[Api]:
+    from server import openapi
     from server.library import routes as library_routes
     from server.memory import routes as memory_routes
-    from server import openapi
 
     return [health.api, governance_routes.api, memory_routes.api, library_routes.api, openapi.api]
 

@@ -1,0 +1,21 @@
+"""The code passes ruff with the project's explicit rule list (pyproject.toml)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import skip_unless_optional
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_is_clean() -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        skip_unless_optional("ruff is not installed")
+    out = subprocess.run([ruff, "check", "--output-format", "concise", "server", "tests", "bench", "e2e"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
