@@ -155,6 +155,18 @@ async function syncOnce() {
 }
 
 /**
+ * The registry's chat site for a host, or null. @param {string} host
+ * @returns {Promise<SiteEntry | null>}
+ */
+export async function chatSiteFor(host) {
+  for (const site of await loadRegistry()) {
+    const hosts = site.hosts && site.hosts.length ? site.hosts : site.matches.map(patternHost);
+    if (hosts.some((h) => host === h || host.endsWith('.' + h))) return site;
+  }
+  return null;
+}
+
+/**
  * Is this site id the registry's entry for this host? (a content script cannot claim another site)
  * @param {string} siteId
  * @param {string} host

@@ -7,7 +7,7 @@
 
 import '../shared/protocol.js';
 import * as actions from './actions.js';
-import { refreshPolicy, pageMode, syncContentScripts } from './governance.js';
+import { refreshPolicy, pageMode, syncContentScripts, chatSiteFor } from './governance.js';
 import { flush, pending } from './outbox.js';
 import { api, explain, baseUrl } from './server.js';
 import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
@@ -103,6 +103,7 @@ async function tabInfo(tab) {
     supported: Boolean(pm),
     mode: pm ? pm.mode : null,
     reason: pm ? pm.reason : null,
+    chat: pm && pm.mode !== 'off' ? Boolean(await chatSiteFor(pm.host)) : false,
     notice: tab.id !== undefined ? (await getSession(`notice:${tab.id}`)) || null : null,
   };
 }
@@ -233,6 +234,11 @@ async function onPanel(type, p) {
     case P.PANEL_INSERT_TEXT: {
       const tab = await targetTab(p.tabId);
       if (!tab || tab.id === undefined) return { ok: false, message: 'No tab.' };
+      // memory text goes into a page only where the page may be looked at at all
+      const pm = await pageMode(tab.url);
+      if (!(await pageMemoryOn()) || !pm || pm.mode === 'off' || pm.mode === 'unknown') {
+        return { ok: false, message: 'Wherefrom does not touch this page (page memory off or site off).' };
+      }
       try {
         const r = await chrome.tabs.sendMessage(tab.id, { type: P.INSERT_TEXT, payload: { text: p.text } });
         return r && r.ok ? { ok: true, message: 'Inserted into the composer.' } : { ok: false, message: (r && r.error) || 'No composer here.' };

@@ -147,6 +147,17 @@ function itemNode(item, pageUrl) {
     item.age && item.age.label ? el('span', { class: 'age', text: item.age.label, attrs: { title: item.age.granularity === 'day' ? 'to the day' : '' } }) : null,
   ]);
   const li = el('li', { class: 'item' }, [el('div', { class: 'text', text }), meta]);
+  const tab = ui.state && ui.state.tab;
+  if (tab && tab.chat && item.text) {
+    // on a chat site: put this memory into the composer (never sent by us)
+    const insert = el('button', { class: 'quiet small insert', text: 'Insert', attrs: { title: 'Insert into the chat box' } });
+    insert.addEventListener('click', async () => {
+      const r = await send(P.PANEL_INSERT_TEXT, { tabId: tab.id, text: item.text });
+      insert.textContent = r && r.ok ? 'Inserted' : 'Not inserted';
+      insert.title = (r && r.message) || '';
+    });
+    meta.append(insert);
+  }
   if (item.source_url && item.source_url !== pageUrl && /^https?:\/\//.test(item.source_url)) {
     const a = el('a', { class: 'source', text: item.source_ref || item.source_url, attrs: { href: item.source_url, target: '_blank', rel: 'noreferrer' } });
     meta.append(a);

@@ -226,3 +226,16 @@ test('a capture is posted with the url and title of sender.tab', async () => {
   assert.equal(body.title, 'My chat');
   assert.deepEqual(body.turns, [{ role: 'user', text: 'hi' }]);
 });
+
+test('insert into a composer only where the site may be looked at', async () => {
+  srv.rules = [{ host: 'claude.ai', mode: 'off' }];
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[7] = { id: 7, url: 'https://chatgpt.com/c/1', title: 'C', active: true, windowId: 1 };
+  chrome.tabsById[8] = { id: 8, url: 'https://claude.ai/chat/2', title: 'D', active: false, windowId: 1 };
+  chrome.tabs.sent.length = 0;
+  const ok = await message({ type: P.PANEL_INSERT_TEXT, payload: { tabId: 7, text: 'a memory' } }, PANEL);
+  assert.equal(ok.ok, true); // positive control: the message does reach a permitted tab
+  const refused = await message({ type: P.PANEL_INSERT_TEXT, payload: { tabId: 8, text: 'a memory' } }, PANEL);
+  assert.equal(refused.ok, false);
+  assert.deepEqual(chrome.tabs.sent.map((m) => m.tabId), [7]);
+});

@@ -56,6 +56,12 @@ export function makeChrome() {
       async query() {
         return Object.values(tabs);
       },
+      /** messages the worker sent into tabs (content scripts answer {ok: true}) */
+      sent: /** @type {{tabId: number, message: any}[]} */ ([]),
+      async sendMessage(/** @type {number} */ tabId, /** @type {any} */ message) {
+        this.sent.push({ tabId, message });
+        return { ok: true, editor: 'fake' };
+      },
     },
     contextMenus: { onClicked: event('contextMenus.onClicked'), removeAll: async () => {}, create: () => {} },
     commands: { onCommand: event('commands.onCommand') },
