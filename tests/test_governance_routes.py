@@ -51,3 +51,16 @@ async def test_rule_change_is_in_activity(api: Api) -> None:
     await api.put("/api/site-mode", {"host": "example.org", "mode": "off"})
     rows = await api.store.fetchall("SELECT kind, summary FROM activity")
     assert [(r["kind"], r["summary"]) for r in rows] == [("rule", "example.org and its subdomains: off")]
+
+
+async def test_policy_carries_the_limits_clients_cut_to(api: Api) -> None:
+    from server import limits
+
+    _, snap = await api.get("/api/policy")
+    assert snap["limits"] == limits.as_dict()
+    # the limits are the ones the routes enforce: one more character is refused
+    too_long = "x" * (snap["limits"]["note_chars"] + 1)
+    status, _ = await api.post("/api/notes", {"url": "https://example.com/", "title": "t", "text": too_long})
+    assert status == 413
+    status, _ = await api.post("/api/notes", {"url": "https://example.com/", "title": "t", "text": too_long[:-1]})
+    assert status == 201

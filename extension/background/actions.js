@@ -2,16 +2,26 @@
 // Each is checked locally first (page memory on, the site `collect`), then sent with an
 // Idempotency-Key; when the server is down the write waits in the outbox.
 
-import { pageMode, siteMatchesHost } from './governance.js';
+import { currentPolicy, pageMode, siteMatchesHost } from './governance.js';
 import { enqueue } from './outbox.js';
 import { api, explain } from './server.js';
 import { pageMemoryOn, setSession, removeSession, getLocal, setLocal } from './store.js';
 import { invalidatePage } from './tabs.js';
 import { capChars } from '../shared/text.js';
 
-export const MAX_HTML_CHARS = 1_500_000;
-const MAX_NOTE_CHARS = 20_000; // server/memory/facts.py MAX_TEXT_CHARS
-const MAX_TURN_CHARS = 100_000; // server/memory/captures.py MAX_TURN_CHARS: a longer turn is kept cut, not lost with its conversation
+/**
+ * The server's caps, from the policy snapshot it serves (server/limits.py owns them): what we send
+ * is cut to them — a longer turn is kept cut rather than losing its whole conversation to a 413.
+ * A snapshot without them (an older server) means nothing is cut here and the server's answer says why.
+ * @returns {Promise<Record<string, number>>}
+ */
+export async function serverLimits() {
+  const policy = await currentPolicy();
+  return (policy && policy.limits) || {};
+}
+
+/** @param {string} text @param {number | undefined} limit */
+export const cut = (text, limit) => (typeof limit === 'number' ? capChars(text, limit) : text);
 
 /**
  * @typedef {{ok: boolean, queued?: boolean, kind?: string, message: string, data?: any, status?: number}} WriteResult
@@ -59,15 +69,16 @@ async function send(route, body, summary, opts = {}) {
 export async function saveNote(tab, text) {
   const g = await gate(tab.url);
   if (!g.ok) return g;
-  return send('notes', { url: g.url, title: tab.title || '', text: capChars(text, MAX_NOTE_CHARS) }, `Note on ${g.host}`);
+  const lim = await serverLimits();
+  return send('notes', { url: g.url, title: cut(tab.title || '', lim.title_chars), text: cut(text, lim.note_chars) }, `Note on ${g.host}`);
 }
 
 /** @param {chrome.tabs.Tab} tab @param {string} text */
 export async function saveClip(tab, text) {
   const g = await gate(tab.url);
   if (!g.ok) return g;
-  const clean = capChars(text, MAX_NOTE_CHARS);
-  return send('clips', { url: g.url, title: tab.title || '', text: clean }, `Selection from ${g.host}`);
+  const lim = await serverLimits();
+  return send('clips', { url: g.url, title: cut(tab.title || '', lim.title_chars), text: cut(text, lim.note_chars) }, `Selection from ${g.host}`);
 }
 
 /**
@@ -83,7 +94,7 @@ export async function addPage(tab) {
       target: { tabId: tab.id },
       func: () => document.documentElement.outerHTML,
     });
-    html = frame && typeof frame.result === 'string' ? capChars(frame.result, MAX_HTML_CHARS) : '';
+    html = frame && typeof frame.result === 'string' ? cut(frame.result, (await serverLimits()).page_html_chars) : '';
   } catch (err) {
     return { ok: false, kind: 'bad', message: 'Chrome lets Wherefrom read this page only after you click the Wherefrom toolbar icon or press Alt+Shift+S on it.' };
   }
@@ -92,7 +103,7 @@ export async function addPage(tab) {
   const now = await chrome.tabs.get(tab.id).catch(() => null);
   if (!now || now.url !== tab.url) return { ok: false, kind: 'bad', message: 'The page changed while it was being read; try again.' };
   // a page's HTML is too big to keep in the outbox (storage quota): a down server is said, not queued
-  const res = await send('add_text', { url: g.url, title: tab.title || '', html }, `Page ${g.host}`, { queue: false });
+  const res = await send('add_text', { url: g.url, title: cut(tab.title || '', (await serverLimits()).title_chars), html }, `Page ${g.host}`, { queue: false });
   if (res.ok && !res.queued) res.message = res.status === 200 ? 'Already in the library.' : 'Added to the library.';
   return res;
 }
@@ -106,14 +117,18 @@ export async function forwardCapture(tab, payload) {
   const g = await gate(tab.url);
   if (!g.ok) return { ok: false, kind: g.kind, message: 'capture not forwarded' }; // silently dropped, nothing sent
   if (!(await siteMatchesHost(payload.site, g.host))) return { ok: false, kind: 'bad', message: 'site does not match the tab' };
-  const turns = payload.turns.filter((t) => t.text.trim() !== '').map((t) => {
+  const lim = await serverLimits();
+  const kept = payload.turns.filter((t) => t.text.trim() !== '');
+  // a thread longer than one capture may carry: its newest turns (the server lines them up)
+  const window = typeof lim.turns === 'number' ? kept.slice(-lim.turns) : kept;
+  const turns = window.map((t) => {
     /** @type {Record<string, string>} */
-    const out = { role: t.role, text: capChars(t.text, MAX_TURN_CHARS) };
+    const out = { role: t.role, text: cut(t.text, lim.turn_chars) };
     if (t.native_id) out.native_id = t.native_id;
     return out;
   });
   if (!turns.length) return { ok: true, message: 'nothing to capture' };
-  return send('captures', { url: g.url, title: tab.title || '', site: payload.site, turns }, `Conversation on ${g.host}`, {
+  return send('captures', { url: g.url, title: cut(tab.title || '', lim.title_chars), site: payload.site, turns }, `Conversation on ${g.host}`, {
     queue: payload.settled !== false,
   });
 }

@@ -137,7 +137,7 @@ async function onPanel(type, p) {
       if (!tab || !info || !info.supported) return { ok: true, status: 'unsupported' };
       if (info.mode === 'off') return { ok: true, status: 'off', tab: info };
       if (info.mode === 'unknown') return { ok: true, status: 'not-connected', tab: info };
-      const res = await api.pageMatch(info.url, info.title);
+      const res = await api.pageMatch(info.url, actions.cut(info.title, (await actions.serverLimits()).title_chars));
       if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res), tab: info };
       return { ok: true, status: 'ok', tab: info, match: res.data };
     }

@@ -2,7 +2,9 @@
 // held here beyond the pairing input). DOM is built with textContent only, never innerHTML.
 
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
-const FORGET_WINDOW_MS = 8000;
+// the server's confirmation lifetime (expires_in) less a margin for the round trip, so a click
+// the panel still accepts is never answered "expired"
+const FORGET_MARGIN_MS = 750;
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -325,7 +327,7 @@ $('forget').addEventListener('click', async () => {
     status.dataset.tone = 'bad';
     return;
   }
-  const until = Date.now() + FORGET_WINDOW_MS;
+  const until = Date.now() + Number(r.expires_in) * 1000 - FORGET_MARGIN_MS;
   const btn = $('forget');
   btn.classList.add('armed');
   const tick = () => {

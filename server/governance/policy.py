@@ -11,7 +11,7 @@ from typing import Any
 
 from publicsuffixlist import PublicSuffixList
 
-from server import activity
+from server import activity, limits
 from server.errors import BadRequest, SiteModeRefused
 from server.governance.resolver import MODES, Resolution, clean_host, is_ip_literal, resolve
 from server.store.db import Store
@@ -59,7 +59,7 @@ async def snapshot(store: Store) -> dict[str, Any]:
         "sensitive": {k: sens.get(k, {}) for k in ("domains", "suffixes", "labels", "exact")},
     }
     version = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
-    result = {"version": version, **body}
+    result = {"version": version, **body, "limits": limits.as_dict()}
     store.policy_cache = result
     return result
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from server import appkeys
+from server import appkeys, limits
 from server.api import Api
 from server.errors import BadRequest, NotFound
 from server.library import pipeline, queries
@@ -14,9 +14,9 @@ from server.urls import MAX_URL_CHARS
 
 api = Api()
 
-MAX_HTML_CHARS = 5_000_000
-MAX_TEXT_CHARS = 1_000_000
-MAX_TITLE_CHARS = 2_000
+MAX_HTML_CHARS = limits.PAGE_HTML_CHARS
+MAX_TEXT_CHARS = limits.PAGE_TEXT_CHARS
+MAX_TITLE_CHARS = limits.TITLE_CHARS
 # JSON escapes can make a character take up to 12 bytes (a surrogate pair as \uXXXX\uXXXX);
 # the character caps in the schema are the real limit, this only bounds what is read.
 ADD_TEXT_MAX_BODY = 24 * 1024 * 1024

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiosqlite
 
-from server import activity, ages
+from server import activity, ages, limits
 from server.governance.policy import require_collect
 from server.memory.facts import MAX_TITLE_CHARS, clean_text, insert_fact, search_forms
 from server.probe_cache import ProbeCache
@@ -32,8 +32,8 @@ from server.store.db import Store
 from server.textcaps import cap
 from server.urls import normalise_url
 
-MAX_TURN_CHARS = 100_000     # one turn (a long reply with code); more is refused 413
-MAX_TURNS = 2_000            # one capture
+MAX_TURN_CHARS = limits.TURN_CHARS
+MAX_TURNS = limits.TURNS
 MAX_BODY = 8 * 1024 * 1024 - 1024
 COALESCE_SECONDS = 300.0     # captures of one conversation within this share one activity row
 ROLES = ("user", "assistant", "system", "tool")

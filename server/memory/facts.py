@@ -13,7 +13,7 @@ from typing import Any
 
 import aiosqlite
 
-from server import activity, ages
+from server import activity, ages, limits
 from server.errors import BadRequest
 from server.governance.policy import require_collect
 from server.probe_cache import ProbeCache
@@ -22,7 +22,7 @@ from server.searchtext import index_form
 from server.store.db import Store
 from server.textcaps import cap
 
-MAX_TEXT_CHARS = 20_000      # a note or a clip; more is refused 413 (by the route schema)
+MAX_TEXT_CHARS = limits.NOTE_CHARS
 MAX_TITLE_CHARS = 500        # a page title is cut (on a character boundary), never refused
 ANSWER_TEXT_CHARS = 600      # a fact's text in page-match tiers and search results
 

@@ -15,14 +15,14 @@ import secrets
 import time
 from typing import Any
 
-from server import activity
+from server import activity, limits
 from server.errors import Conflict, NotFound
 from server.governance.policy import rule_host
 from server.library import queries as library
 from server.probe_cache import ProbeCache
 from server.store.db import Store
 
-CONFIRM_SECONDS = 8.0
+CONFIRM_SECONDS = limits.FORGET_CONFIRM_SECONDS
 
 # whole labels: the host itself or any name ending in "." + host (never notexample.com)
 COUNT_LIVE = (
@@ -57,12 +57,13 @@ class Confirmations:
         return token
 
     def take(self, token: str, host: str) -> Pending:
-        pending = self._items.pop(token, None)
+        pending = self._items.get(token)
         if pending is None or pending.expires < time.monotonic():
+            self._items.pop(token, None)
             raise Conflict("the confirmation is unknown or expired; ask again with dry_run", code="confirm_expired")
-        if pending.host != host:
+        if pending.host != host:  # a call for another host does not use up this confirmation
             raise Conflict("the confirmation was given for another host", code="confirm_mismatch")
-        return pending
+        return self._items.pop(token)
 
 
 async def counts(store: Store, host: str) -> tuple[int, int]:

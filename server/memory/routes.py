@@ -6,7 +6,7 @@ from typing import Any
 
 from aiohttp import web
 
-from server import appkeys
+from server import appkeys, limits
 from server.api import Api
 from server.errors import BadRequest
 from server.memory import activity_log, captures, facts, forget, pagematch
@@ -15,7 +15,7 @@ from server.memory import search as search_mod
 api = Api()
 
 URL = {"type": "string", "minLength": 1, "maxLength": 4096}
-TITLE = {"type": "string", "maxLength": 20_000}   # cut to facts.MAX_TITLE_CHARS, not refused
+TITLE = {"type": "string", "maxLength": limits.TITLE_CHARS}  # then cut to facts.MAX_TITLE_CHARS
 HOST = {"type": "string", "minLength": 1, "maxLength": 300}
 FACT_BODY = {
     "type": "object",
@@ -106,7 +106,7 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
 
 @api.route(
     "GET", "/api/page-match", summary="Memory about a page in four tiers (empty for an off host)",
-    query={"type": "object", "properties": {"url": URL, "title": {"type": "string", "maxLength": 2000}},
+    query={"type": "object", "properties": {"url": URL, "title": TITLE},
            "required": ["url"]},
 )
 async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:

@@ -239,3 +239,19 @@ test('insert into a composer only where the site may be looked at', async () => 
   assert.equal(refused.ok, false);
   assert.deepEqual(chrome.tabs.sent.map((m) => m.tabId), [7]);
 });
+
+test("what is sent is cut to the server's limits from the snapshot, never split", async () => {
+  const limits = { turn_chars: 4, turns: 2, title_chars: 3, note_chars: 5 };
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: { ...policyBody(), limits } });
+  const sender = { id: chrome.runtime.id, url: 'https://chatgpt.com/c/1', tab: { id: 9, url: 'https://chatgpt.com/c/1', title: 'A long title' } };
+  const turns = [{ role: 'user', text: 'first' }, { role: 'assistant', text: 'ab🧪cdef' }, { role: 'user', text: 'xyz' }];
+  const r = await message({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns, settled: true } }, sender);
+  assert.equal(r.ok, true);
+  const body = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/captures')).body;
+  assert.equal(body.title, 'A l');
+  assert.deepEqual(body.turns, [{ role: 'assistant', text: 'ab🧪c' }, { role: 'user', text: 'xyz' }]);
+  chrome.tabsById[5] = { id: 5, url: 'https://example.net/n', title: 'Note page', active: true, windowId: 1 };
+  await message({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 5, text: '1234🧪678' } }, PANEL);
+  const note = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/notes')).body;
+  assert.equal(note.text, '1234🧪');
+});
