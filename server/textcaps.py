@@ -1,10 +1,11 @@
 """Text caps count characters (code points) and never split one.
 
 Python strings are sequences of code points, so slicing never splits a UTF-8 sequence; what
-remains to guard is a surrogate pair arriving as two lone surrogates, a base character
-separated from its marks (é as e + U+0301, a variation selector), and an emoji sequence cut
-right after a zero-width joiner. extension/shared/text.js applies the same rule; both run
-fixtures/cap-cases.json.
+remains to guard is what a reader sees as one character: a surrogate pair arriving as two lone
+surrogates, a base and its marks (é as e + U+0301, variation selectors, skin tones, emoji tags),
+a zero-width-joiner sequence, a flag (a pair of regional indicators), conjoining Hangul jamo,
+CR LF. `is_boundary` is that rule for every cut (caps here, chunks in server/library/chunking.py);
+extension/shared/text.js applies the same rule; both run fixtures/cap-cases.json.
 """
 
 from __future__ import annotations
@@ -12,11 +13,6 @@ from __future__ import annotations
 import unicodedata
 
 ELLIPSIS = "…"
-ZWJ = "\u200d"
-
-
-def _joined_to_previous(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("M")
 
 
 def cap(text: str, limit: int, *, ellipsis: bool = False) -> str:
@@ -26,10 +22,60 @@ def cap(text: str, limit: int, *, ellipsis: bool = False) -> str:
     if len(text) <= limit:
         return text
     cut = limit - 1 if ellipsis and limit > 0 else limit
-    # do not leave a high surrogate without its partner
-    if cut > 0 and "\ud800" <= text[cut - 1] <= "\udbff":
-        cut -= 1
-    # do not strip marks from their base, nor cut an emoji sequence at its joiner
-    while cut > 0 and (_joined_to_previous(text[cut]) or ZWJ in (text[cut], text[cut - 1])):
-        cut -= 1
+    cut = safe_boundary(text, cut, floor=0)
     return text[:cut] + (ELLIPSIS if ellipsis and limit > 0 else "")
+
+
+def safe_boundary(text: str, pos: int, *, floor: int = 1) -> int:
+    """The nearest position at or before `pos` (not below `floor`) that does not split a grapheme."""
+    p = pos
+    while p > floor and not is_boundary(text, p):
+        p -= 1
+    return p if is_boundary(text, p) else pos
+
+
+def is_boundary(text: str, p: int) -> bool:
+    if p <= 0 or p >= len(text):
+        return True
+    before, after = text[p - 1], text[p]
+    if "\ud800" <= before <= "\udbff" and "\udc00" <= after <= "\udfff":
+        return False
+    if before == "\r" and after == "\n":
+        return False
+    if before == "\u200d" or _extends(after):
+        return False
+    if _is_regional(after) and _is_regional(before):
+        run = 0
+        i = p - 1
+        while i >= 0 and _is_regional(text[i]):
+            run += 1
+            i -= 1
+        return run % 2 == 0
+    return not _hangul_joins(before, after)
+
+
+def _extends(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Mn", "Me", "Mc")
+        or ch in "\u200d\u200c"
+        or 0xFE00 <= cp <= 0xFE0F          # variation selectors
+        or 0xE0100 <= cp <= 0xE01EF        # variation selectors supplement
+        or 0x1F3FB <= cp <= 0x1F3FF        # emoji skin-tone modifiers
+        or 0xE0020 <= cp <= 0xE007F        # emoji tag sequences (subdivision flags)
+    )
+
+
+def _is_regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def _hangul_joins(before: str, after: str) -> bool:
+    """Conjoining jamo: L+L/V, V+V/T, T+T stay together."""
+    b, a = ord(before), ord(after)
+    lead = 0x1100 <= b <= 0x115F
+    vowel = 0x1160 <= b <= 0x11A7
+    trail = 0x11A8 <= b <= 0x11FF
+    a_lead, a_vowel, a_trail = 0x1100 <= a <= 0x115F, 0x1160 <= a <= 0x11A7, 0x11A8 <= a <= 0x11FF
+    return (lead and (a_lead or a_vowel)) or (vowel and (a_vowel or a_trail)) or (trail and a_trail)
+

@@ -1,12 +1,57 @@
-// Character caps: count code points, never split one. The same rule as server/textcaps.py
-// (a cut never separates marks from their base nor ends on a zero-width joiner); both run
+// Character caps: count code points, never split what a reader sees as one character. The same
+// rule as server/textcaps.py is_boundary (marks, variation selectors, skin tones, emoji tags,
+// zero-width-joiner sequences, flags, conjoining Hangul jamo, CR LF); both run
 // fixtures/cap-cases.json.
 
-const MARK = /^\p{M}$/u;
-const ZWJ = '\u200d';
+const MARK = /^[\p{Mn}\p{Me}\p{Mc}]$/u;
+
+/** @param {string} ch */
+function extendsPrevious(ch) {
+  const cp = /** @type {number} */ (ch.codePointAt(0));
+  return (
+    MARK.test(ch) ||
+    ch === '\u200d' || ch === '\u200c' ||
+    (cp >= 0xfe00 && cp <= 0xfe0f) || // variation selectors
+    (cp >= 0xe0100 && cp <= 0xe01ef) || // variation selectors supplement
+    (cp >= 0x1f3fb && cp <= 0x1f3ff) || // emoji skin-tone modifiers
+    (cp >= 0xe0020 && cp <= 0xe007f) // emoji tag sequences (subdivision flags)
+  );
+}
+
+/** @param {string} ch */
+const isRegional = (ch) => {
+  const cp = /** @type {number} */ (ch.codePointAt(0));
+  return cp >= 0x1f1e6 && cp <= 0x1f1ff;
+};
+
+/** @param {string} before @param {string} after */
+function hangulJoins(before, after) {
+  const b = /** @type {number} */ (before.codePointAt(0)), a = /** @type {number} */ (after.codePointAt(0));
+  const lead = b >= 0x1100 && b <= 0x115f, vowel = b >= 0x1160 && b <= 0x11a7, trail = b >= 0x11a8 && b <= 0x11ff;
+  const aLead = a >= 0x1100 && a <= 0x115f, aVowel = a >= 0x1160 && a <= 0x11a7, aTrail = a >= 0x11a8 && a <= 0x11ff;
+  return (lead && (aLead || aVowel)) || (vowel && (aVowel || aTrail)) || (trail && aTrail);
+}
 
 /**
- * At most `limit` characters (code points) of `text`.
+ * May a cut fall between chars[p - 1] and chars[p]? (chars: code points)
+ * @param {string[]} chars
+ * @param {number} p
+ */
+export function isBoundary(chars, p) {
+  if (p <= 0 || p >= chars.length) return true;
+  const before = chars[p - 1], after = chars[p];
+  if (before === '\r' && after === '\n') return false;
+  if (before === '\u200d' || extendsPrevious(after)) return false;
+  if (isRegional(after) && isRegional(before)) {
+    let run = 0;
+    for (let i = p - 1; i >= 0 && isRegional(chars[i]); i--) run++;
+    return run % 2 === 0;
+  }
+  return !hangulJoins(before, after);
+}
+
+/**
+ * At most `limit` characters (code points) of `text`, cut on a boundary.
  * @param {string} text
  * @param {number} limit
  * @param {{ellipsis?: boolean}} [opts]
@@ -16,6 +61,6 @@ export function capChars(text, limit, opts = {}) {
   if (chars.length <= limit) return text;
   const ellipsis = Boolean(opts.ellipsis) && limit > 0;
   let cut = ellipsis ? limit - 1 : limit;
-  while (cut > 0 && (MARK.test(chars[cut]) || chars[cut] === ZWJ || chars[cut - 1] === ZWJ)) cut -= 1;
+  while (cut > 0 && !isBoundary(chars, cut)) cut -= 1;
   return chars.slice(0, cut).join('') + (ellipsis ? '…' : '');
 }

@@ -20,7 +20,8 @@ Whitespace inside a chunk is kept as written; paragraphs are joined with a newli
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from server.textcaps import safe_boundary
 
 MIN_CHARS = 1000
 MAX_CHARS = 2000
@@ -115,56 +116,3 @@ def _hard_cut(text: str, max_chars: int) -> list[str]:
     pieces.append(text[start:])
     return pieces
 
-
-def safe_boundary(text: str, pos: int, *, floor: int = 1) -> int:
-    """The nearest position at or before `pos` (not below `floor`) that does not split a grapheme."""
-    p = pos
-    while p > floor and not _is_boundary(text, p):
-        p -= 1
-    return p if _is_boundary(text, p) else pos
-
-
-def _is_boundary(text: str, p: int) -> bool:
-    if p <= 0 or p >= len(text):
-        return True
-    before, after = text[p - 1], text[p]
-    if "\ud800" <= before <= "\udbff" and "\udc00" <= after <= "\udfff":
-        return False
-    if before == "\r" and after == "\n":
-        return False
-    if before == "\u200d" or _extends(after):
-        return False
-    if _is_regional(after) and _is_regional(before):
-        run = 0
-        i = p - 1
-        while i >= 0 and _is_regional(text[i]):
-            run += 1
-            i -= 1
-        return run % 2 == 0
-    return not _hangul_joins(before, after)
-
-
-def _extends(ch: str) -> bool:
-    cp = ord(ch)
-    return (
-        unicodedata.category(ch) in ("Mn", "Me", "Mc")
-        or ch in "\u200d\u200c"
-        or 0xFE00 <= cp <= 0xFE0F          # variation selectors
-        or 0xE0100 <= cp <= 0xE01EF        # variation selectors supplement
-        or 0x1F3FB <= cp <= 0x1F3FF        # emoji skin-tone modifiers
-        or 0xE0020 <= cp <= 0xE007F        # emoji tag sequences (subdivision flags)
-    )
-
-
-def _is_regional(ch: str) -> bool:
-    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
-
-
-def _hangul_joins(before: str, after: str) -> bool:
-    """Conjoining jamo: L+L/V, V+V/T, T+T stay together."""
-    b, a = ord(before), ord(after)
-    lead = 0x1100 <= b <= 0x115F
-    vowel = 0x1160 <= b <= 0x11A7
-    trail = 0x11A8 <= b <= 0x11FF
-    a_lead, a_vowel, a_trail = 0x1100 <= a <= 0x115F, 0x1160 <= a <= 0x11A7, 0x11A8 <= a <= 0x11FF
-    return (lead and (a_lead or a_vowel)) or (vowel and (a_vowel or a_trail)) or (trail and a_trail)
