@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import idna
 from courlan.clean import TRACKERS_RE
 
 from server.errors import BadRequest
@@ -31,14 +32,28 @@ def normalise_host(host: str) -> str:
         return f"[{h}]"
     if not h:
         raise BadUrl("URL has no host")
+    ascii_host = to_ascii(h)
+    if ascii_host is None:
+        raise BadUrl("host is not a valid internationalised name")
+    return ascii_host
+
+
+def to_ascii(host: str) -> str | None:
+    """A host name as browsers send it: ASCII, IDNs by UTS #46 non-transitional processing (the
+    WHATWG URL rule, so `faß.de` is `xn--fa-hia.de`, as in Chrome's address bar); None when an
+    internationalised name is invalid. An ASCII name is only lowercased."""
+    if host.isascii():
+        return host.lower()
     try:
-        ascii_host = h.encode("idna").decode("ascii")
-    except UnicodeError:
-        if all(ord(c) < 128 for c in h):
-            ascii_host = h
-        else:
-            raise BadUrl("host is not a valid internationalised name") from None
-    return ascii_host.lower()
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        labels = mapped.split(".")
+        if any(not label for label in labels):
+            return None
+        return ".".join(
+            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii") for label in labels
+        ).lower()
+    except (idna.IDNAError, UnicodeError):
+        return None
 
 
 def normalise_url(raw: str) -> str:

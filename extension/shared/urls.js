@@ -28,97 +28,15 @@ export class BadUrl extends Error {
   }
 }
 
-// ---------------------------------------------------------------- IDNA 2003 (Python "idna" codec)
+// ---------------------------------------------------------------- host names (UTS #46)
 
 const DOTS = /[.\u3002\uFF0E\uFF61]/u;
-/** stringprep B.1: mapped to nothing */
-const B1 = /[\u00AD\u034F\u1806\u180B-\u180D\u200B-\u200D\u2060\uFE00-\uFE0F\uFEFF]/gu;
-/** B.2 entries where full case folding differs from toLowerCase */
-const B2_SPECIAL = /** @type {Record<string, string>} */ ({ 'ß': 'ss', 'ς': 'σ', 'ſ': 's', 'ẞ': 'ss', 'ŉ': 'ʼn' });
-/** nameprep's prohibited tables C.1.2, C.2.2, C.3-C.9 (approximated by ranges) */
-const PROHIBITED =
-  /[\u00A0\u1680\u2000-\u200B\u2028\u2029\u202F\u205F\u3000\u0080-\u009F\u06DD\u070F\u180E\u200C\u200D\u2061-\u2063\u206A-\u206F\uFEFF\uFFF9-\uFFFD\u2FF0-\u2FFB\u0340\u0341\u200E\u200F\u202A-\u202E\uE000-\uF8FF\uFDD0-\uFDEF\uFFFE\uFFFF\u{1D173}-\u{1D17A}\u{E0001}\u{E0020}-\u{E007F}\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}]|[\uD800-\uDFFF]/u;
-/** RandALCat (D.1), approximated: Hebrew, Arabic, Syriac, Thaana, NKo and their presentation forms */
-const RANDAL = /[\u05BE\u05C0\u05C3\u05D0-\u05F4\u0608\u060B\u060D\u061B-\u064A\u066D-\u066F\u0671-\u06D5\u06E5\u06E6\u06EE\u06EF\u06FA-\u070D\u0710-\u072F\u074D-\u07A5\u07B1\u07C0-\u07EA\u200F\uFB1D\uFB1F-\uFB28\uFB2A-\uFDFC\uFE70-\uFEFC]/u;
-
-/** @param {string} label */
-function nameprep(label) {
-  let out = '';
-  for (const ch of label.replace(B1, '')) out += B2_SPECIAL[ch] ?? ch.toLowerCase();
-  out = out.normalize('NFKC').toLowerCase().normalize('NFKC');
-  if (PROHIBITED.test(out)) throw new RangeError('invalid character');
-  const chars = [...out];
-  if (chars.some((c) => RANDAL.test(c))) {
-    if (chars.some((c) => /\p{L}/u.test(c) && !RANDAL.test(c))) throw new RangeError('bidi 2');
-    if (!RANDAL.test(chars[0]) || !RANDAL.test(chars[chars.length - 1])) throw new RangeError('bidi 3');
-  }
-  return out;
-}
-
-/** RFC 3492 punycode of a string of code points. @param {string} input */
-export function punycodeEncode(input) {
-  const base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700;
-  const cps = [...input].map((c) => /** @type {number} */ (c.codePointAt(0)));
-  let out = cps.filter((c) => c < 0x80).map((c) => String.fromCharCode(c)).join('');
-  const basic = out.length;
-  let h = basic;
-  if (basic > 0) out += '-';
-  let n = 128, delta = 0, bias = 72;
-  const adapt = (/** @type {number} */ d, /** @type {number} */ num, /** @type {boolean} */ first) => {
-    d = first ? Math.floor(d / damp) : d >> 1;
-    d += Math.floor(d / num);
-    let k = 0;
-    while (d > ((base - tMin) * tMax) >> 1) { d = Math.floor(d / (base - tMin)); k += base; }
-    return k + Math.floor(((base - tMin + 1) * d) / (d + skew));
-  };
-  const digit = (/** @type {number} */ d) => String.fromCharCode(d < 26 ? d + 97 : d + 22);
-  while (h < cps.length) {
-    const m = Math.min(...cps.filter((c) => c >= n));
-    delta += (m - n) * (h + 1);
-    n = m;
-    for (const c of cps) {
-      if (c < n) delta++;
-      if (c === n) {
-        let q = delta;
-        for (let k = base; ; k += base) {
-          const t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias;
-          if (q < t) break;
-          out += digit(t + ((q - t) % (base - t)));
-          q = Math.floor((q - t) / (base - t));
-        }
-        out += digit(q);
-        bias = adapt(delta, h + 1, h === basic);
-        delta = 0;
-        h++;
-      }
-    }
-    delta++;
-    n++;
-  }
-  return out;
-}
-
 const isAscii = (/** @type {string} */ s) => /^[\x00-\x7f]*$/.test(s);
 
-/** @param {string} label */
-function toAsciiLabel(label) {
-  if (isAscii(label)) {
-    if (label.length > 0 && label.length < 64) return label;
-    throw new RangeError('label empty or too long');
-  }
-  let l = nameprep(label);
-  if (isAscii(l)) {
-    if (l.length > 0 && l.length < 64) return l;
-    throw new RangeError('label empty or too long');
-  }
-  if (l.startsWith('xn--')) throw new RangeError('label starts with ACE prefix');
-  l = 'xn--' + punycodeEncode(l);
-  if (l.length < 64) return l;
-  throw new RangeError('label too long');
-}
-
 /**
- * Python's `host.encode("idna").decode("ascii")`: throws RangeError where Python raises UnicodeError.
+ * A host name as browsers send it (server/urls.py to_ascii): ASCII names are checked for label
+ * lengths and kept; internationalised names go through the URL parser's UTS #46 non-transitional
+ * processing (`faß.de` is `xn--fa-hia.de`). Throws RangeError for an invalid name.
  * @param {string} input
  */
 export function idnaEncode(input) {
@@ -137,7 +55,19 @@ export function idnaEncode(input) {
     trailing = '.';
     labels.pop();
   }
-  return labels.map(toAsciiLabel).join('.') + trailing;
+  if (labels.some((l) => !l)) throw new RangeError('empty label');
+  // label by label, under a fixed suffix, so that the URL parser's IPv4 rules (a name ending in
+  // a number) never apply to a name
+  return labels.map((label) => {
+    if (isAscii(label)) return label.toLowerCase();
+    let host;
+    try {
+      host = new URL(`http://${label}.invalid/`).hostname;
+    } catch {
+      throw new RangeError('invalid internationalised name');
+    }
+    return host.slice(0, -'.invalid'.length);
+  }).join('.') + trailing;
 }
 
 // ---------------------------------------------------------------- IP literals (Python ipaddress)

@@ -16,6 +16,8 @@ import dataclasses
 import ipaddress
 from typing import Any
 
+from server.urls import to_ascii
+
 MODES = ("off", "suggest", "collect")
 
 
@@ -42,11 +44,7 @@ def clean_host(host: str) -> str:
     h = h.rstrip(".")
     if not h:
         return ""
-    try:
-        h = h.encode("idna").decode("ascii")
-    except UnicodeError:
-        pass
-    return h.lower()
+    return to_ascii(h) or h.lower()
 
 
 def is_ip_literal(host: str) -> bool:
