@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import time
 from functools import lru_cache
@@ -36,7 +37,12 @@ def rule_host(raw: str) -> str:
     host = clean_host(raw)
     if not host or len(host) > 253 or any(c.isspace() or c in "/@?#\\" for c in raw):
         raise BadRequest("host must be a host name such as example.com", code="bad_host_name")
-    if not is_ip_literal(host):
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise BadRequest("host must be a host name such as example.com", code="bad_host_name") from None
+    elif not is_ip_literal(host):
         labels = host.split(".")
         if any(not label or len(label) > 63 for label in labels):
             raise BadRequest("host has an empty or over-long label", code="bad_host_name")
