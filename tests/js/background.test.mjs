@@ -255,3 +255,19 @@ test("what is sent is cut to the server's limits from the snapshot, never split"
   const note = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/notes')).body;
   assert.equal(note.text, '1234🧪');
 });
+
+test('"Save selection to memory" posts the selection with the tab\'s normalised URL and title', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  const tab = { id: 3, url: 'HTTPS://Example.ORG:443/article/?utm_source=feed#part', title: 'An article', active: true, windowId: 1 };
+  chrome.tabsById[3] = tab;
+  await fire('contextMenus.onClicked', { menuItemId: 'wherefrom-save-selection', selectionText: '  a chosen sentence  ' }, tab);
+  const post = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/clips'));
+  assert.ok(post, 'the clip reached the server');
+  assert.deepEqual(post.body, { url: 'https://example.org/article', title: 'An article', text: 'a chosen sentence' });
+  // the same click on a site that is off sends nothing
+  srv.rules = [{ host: 'example.org', mode: 'off' }];
+  await chrome.storage.local.set({ policy: policyBody() });
+  calls.length = 0;
+  await fire('contextMenus.onClicked', { menuItemId: 'wherefrom-save-selection', selectionText: 'secret' }, tab);
+  assert.ok(!serverCalls().some((c) => c.method === 'POST'));
+});
