@@ -44,6 +44,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if Path(str(item.fspath)).resolve().parent == here:
             item.add_marker(pytest.mark.farm)
+            # one event loop per worker, so one Playwright driver per worker (`playwright_driver`)
+            item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -102,21 +104,31 @@ def health(request: pytest.FixtureRequest) -> Any:
     report.append(row)
 
 
-@pytest_asyncio.fixture
-async def make_farm(
-    request: pytest.FixtureRequest, health: dict[str, Any]
-) -> AsyncIterator[Callable[..., Awaitable[Farm]]]:
-    """make_farm(ext_dir=...) -> a started Farm; every farm made is stopped at teardown."""
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def playwright_driver() -> AsyncIterator[Any]:
+    """One Playwright driver per worker (starting one takes ~0.5 s); every test still launches its
+    own Chromium with its own profile."""
     from playwright.async_api import async_playwright
 
+    async with async_playwright() as pw:
+        yield pw
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def make_farm(
+    request: pytest.FixtureRequest, health: dict[str, Any], playwright_driver: Any
+) -> AsyncIterator[Callable[..., Awaitable[Farm]]]:
+    """make_farm(ext_dir=..., viewport=...) -> a started Farm; every farm made is stopped at
+    teardown."""
     farms: list[Farm] = []
-    pw_cm = async_playwright()
-    pw = await pw_cm.__aenter__()
+    pw = playwright_driver
     tmp = Path(tempfile.mkdtemp(prefix="wf-farm-"))
 
-    async def make(ext_dir: Path = EXTENSION_DIR, tag: str = "") -> Farm:
+    async def make(
+        ext_dir: Path = EXTENSION_DIR, tag: str = "", viewport: dict[str, int] | None = None
+    ) -> Farm:
         name = safe_name(request.node.nodeid) + (f"-{tag}" if tag else "")
-        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir)
+        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport)
         farms.append(farm)
         await farm.start()
         health.setdefault("start_s", farm.timings.get("start_s"))
@@ -133,13 +145,12 @@ async def make_farm(
                     health.setdefault("artifacts", []).extend(f.artifacts)
             except Exception as exc:  # noqa: BLE001 - teardown must stop the others
                 health.setdefault("teardown_errors", []).append(repr(exc))
-        await pw_cm.__aexit__(None, None, None)
         if os.environ.get("WF_KEEP_TMP") != "1":
             import shutil
 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-@pytest_asyncio.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def farm(make_farm: Callable[..., Awaitable[Farm]]) -> Farm:
     return await make_farm()

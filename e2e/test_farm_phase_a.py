@@ -47,12 +47,23 @@ async def test_phase_a(site, fixture, make_farm, health):
         farm.lap(name)
     health["timings"] = farm.timings
     health["variants"] = {v.row["variant"]: v.row["outcome"] for v in variants}
+    # the tap against the server's own ledger, over all three windows
+    ledger_error = None
+    try:
+        led = await farm.check_ledger()
+        health["ledger"] = led["ledger_requests"]
+    except AssertionError as exc:
+        ledger_error = str(exc)
+        health["ledger"] = "mismatch"
     invalid = [v for v in variants if v.invalid]
     failed = [v for v in variants if v.error]
     if invalid:
         raise FarmError(
             "invalid Phase A run:\n" + "\n".join(f"[{v.row['variant']}] {v.error}" for v in invalid)
         )
-    assert not failed, "Phase A violations:\n" + "\n\n".join(
-        f"[{v.row['variant']}] {v.error}" for v in failed
+    assert not failed, (
+        "Phase A violations:\n"
+        + "\n\n".join(f"[{v.row['variant']}] {v.error}" for v in failed)
+        + (f"\n\n[ledger] {ledger_error}" if ledger_error else "")
     )
+    assert ledger_error is None, ledger_error

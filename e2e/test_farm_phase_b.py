@@ -139,6 +139,13 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     notes_sent = [
         r for r in farm.tap.records(mark) if r.method == "POST" and r.path == "/api/notes"
     ]
+    # the tap against the server's own ledger (read once the tap is drained)
+    ledger_error = None
+    try:
+        health["ledger"] = (await farm.check_ledger())["ledger_requests"]
+    except AssertionError as exc:
+        ledger_error = str(exc)
+        health["ledger"] = "mismatch"
 
     # assertions, most basic first
     assert registered, (
@@ -166,3 +173,4 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     assert notes_sent, "no POST /api/notes on the wire after saving a note in the panel"
     assert in_panel, "the note does not show under 'From this page' in the side panel"
     assert note_green, f"the toolbar icon did not turn green (title: {green_title!r})"
+    assert ledger_error is None, ledger_error

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from e2e.harness.browser import EXTENSION_ID, EXTENSION_ORIGIN
 
 PAGE = "https://wf-control.example/page"
@@ -47,6 +49,10 @@ async def test_service_worker_reaches_the_isolated_server(farm, health):
     )  # an extension with host access
     assert rec.header("authorization") == f"Bearer {srv.token}"
     health.update(requests=1)
+    # the server's own ledger holds exactly what the tap forwarded (the harness's calls aside)
+    led = await farm.check_ledger()
+    assert led["ledger_requests"] >= 1
+    health.update(ledger=led["ledger_requests"])
 
 
 async def test_positive_controls_see_every_context(farm, health):
@@ -75,3 +81,26 @@ async def test_positive_controls_see_every_context(farm, health):
     plain = await farm.tap.wait_for(lambda r: r.url == "http://outside.example/y", since=mark)
     assert tunnel is not None and tunnel.status == 403
     assert plain is not None and plain.status == 502 and not plain.forwarded
+    led = await farm.check_ledger()
+    assert led["ledger_requests"] >= 3  # the three controls, at least
+    health.update(ledger=led["ledger_requests"])
+
+
+async def test_ledger_check_can_fail(farm, health):
+    """The cross-check is not vacuous: a request that reaches the server around the tap (a direct
+    call without the harness header) is reported as unseen by the tap."""
+    health.update(site="_farm", phase="other", variant="ledger-can-fail")
+    await farm.configure(page_memory=False)
+    await farm.browser.positive_controls(farm.server.url, None)
+    await farm.check_ledger()  # agrees so far
+    import aiohttp
+
+    async with (
+        aiohttp.ClientSession() as s,
+        s.get(farm.server.url + "/__wf_control/around-the-tap/1"),
+    ):
+        pass
+    with pytest.raises(AssertionError, match="around-the-tap") as info:
+        await farm.check_ledger(within=1.0)
+    assert "seen by the server, not forwarded by the tap" in str(info.value)
+    health.update(ledger=len(farm.server.browser_ledger()))

@@ -10,7 +10,7 @@ import aiosqlite
 
 from server.textcaps import cap
 
-KINDS = ("note", "clip", "capture", "document", "document_removed", "rule", "forget", "undo", "selector_miss")
+KINDS = ("note", "clip", "capture", "document", "document_removed", "rule", "forget", "undo")
 
 
 async def record(

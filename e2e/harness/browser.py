@@ -15,6 +15,7 @@ import shutil
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from .server import FarmError
 from .tap import CONTROL_PREFIX, Record, Tap
@@ -107,9 +108,15 @@ class Browser:
     """A launched persistent context with the extension, its service worker and helper calls."""
 
     def __init__(
-        self, playwright: Any, root: Path, tap: Tap, ext_dir: Path = EXTENSION_DIR
+        self,
+        playwright: Any,
+        root: Path,
+        tap: Tap,
+        ext_dir: Path = EXTENSION_DIR,
+        viewport: dict[str, int] | None = None,
     ) -> None:
         self.pw = playwright
+        self.viewport = viewport or {"width": 1280, "height": 900}
         self.root = Path(root)
         self.tap = tap
         self.ext_dir = Path(ext_dir)
@@ -134,7 +141,7 @@ class Browser:
                 headless=True,
                 executable_path=chromium_path(),
                 args=chromium_args(self.ext_dir, self.tap),
-                viewport={"width": 1280, "height": 900},
+                viewport=self.viewport,
             )
         except Exception as exc:
             raise FarmError(f"Chromium did not launch with the extension: {exc}") from exc
@@ -198,6 +205,14 @@ class Browser:
     async def storage_get(self, keys: list[str] | None = None) -> dict[str, Any]:
         return await self.sw.evaluate("k => chrome.storage.local.get(k)", keys)
 
+    async def storage(self, key: str) -> Any:
+        """One value of chrome.storage.local (None when unset)."""
+        return await self.sw.evaluate("async (k) => (await chrome.storage.local.get(k))[k]", key)
+
+    async def set_server(self, url: str) -> None:
+        """Point the extension at a server, as the Settings view would (nothing else changes)."""
+        await self.storage_set({"serverUrl": url})
+
     async def configure(
         self, server_url: str, token: str, *, page_memory: bool, disclosure: bool | None = None
     ) -> None:
@@ -240,12 +255,35 @@ class Browser:
         page.on("console", lambda m: self.console.append(f"page {m.type}: {m.text}"))
         return page
 
-    async def open_panel(self, tab_id: int | None = None) -> Any:
-        """The side panel page, opened as a tab (?tabId= says which tab it is about)."""
+    async def open_panel(
+        self, tab_id: int | None = None, *, view: str | None = None, settled: bool = False
+    ) -> Any:
+        """The side panel page, opened as a tab (?tabId= says which tab it is about, ?view= which
+        view to show). settled: wait until the panel has checked its connection."""
         page = await self.new_page()
-        q = f"?tabId={tab_id}" if tab_id is not None else ""
-        await page.goto(f"{EXTENSION_ORIGIN}/sidepanel/index.html{q}")
+        query = {k: str(v) for k, v in (("tabId", tab_id), ("view", view)) if v is not None}
+        await page.goto(
+            f"{EXTENSION_ORIGIN}/sidepanel/index.html" + (f"?{urlencode(query)}" if query else "")
+        )
+        if settled:
+            await page.wait_for_function(
+                "() => document.getElementById('conn').textContent !== '…'"
+            )
         return page
+
+    async def web_tab(self, url: str, html: str) -> tuple[Any, int]:
+        """A route-fulfilled web page at its real URL, and its tab id."""
+
+        async def fulfil(route: Any) -> None:
+            await route.fulfill(status=200, content_type="text/html", body=html)
+
+        page = await self.new_page()
+        await page.route(url, fulfil)
+        await page.goto(url)
+        tab_id = await self.sw.evaluate(
+            "async (u) => (await chrome.tabs.query({url: u}))[0].id", url
+        )
+        return page, int(tab_id)
 
     async def panel_message(
         self, panel: Any, type_: str, payload: dict[str, Any] | None = None

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from .browser import EXTENSION_DIR, Browser
 from .report import ARTIFACTS_DIR
-from .server import CompanionServer, FarmError
+from .server import CompanionServer, FarmError, ledger_key
 from .tap import Tap
 
 P_GET_POLICY = "panel:get-policy"
@@ -25,13 +26,18 @@ P_SAVE_NOTE = "panel:save-note"
 
 class Farm:
     def __init__(
-        self, playwright: Any, root: Path, name: str, ext_dir: Path = EXTENSION_DIR
+        self,
+        playwright: Any,
+        root: Path,
+        name: str,
+        ext_dir: Path = EXTENSION_DIR,
+        viewport: dict[str, int] | None = None,
     ) -> None:
         self.root = Path(root)
         self.name = name
         self.tap = Tap()
         self.server = CompanionServer(self.root)
-        self.browser = Browser(playwright, self.root, self.tap, ext_dir)
+        self.browser = Browser(playwright, self.root, self.tap, ext_dir, viewport)
         self.timings: dict[str, float] = {}
         self._lap = time.monotonic()
         self.artifacts: list[str] = []
@@ -68,6 +74,41 @@ class Farm:
             await self.browser.close()
             await self.server.stop()
             self.tap.stop()
+
+    # ------------------------------------------------------------------ tap vs the server's ledger
+    async def check_ledger(self, within: float = 10.0) -> dict[str, int]:
+        """The tap and the server's own ledger agree: the multiset of (method, path, query) of the
+        requests the tap forwarded to this test's server equals the ledger's entries without the
+        harness header — nothing the server saw went unseen by the tap, nothing the tap forwarded
+        vanished. Read once the tap is drained; retried while either side is still catching up.
+        Raises AssertionError (both lists in the message) on a lasting mismatch."""
+        port = self.server.port
+        deadline = time.monotonic() + within
+        while True:
+            await self.tap.drain(port, within=max(0.5, deadline - time.monotonic()))
+            forwarded = [r for r in self.tap.records() if r.port == port and r.forwarded and r.done]
+            tapped = Counter(r.server_key() for r in forwarded)
+            entries = self.server.browser_ledger()
+            ledger = Counter(ledger_key(e) for e in entries)
+            if tapped == ledger:
+                return {"ledger_requests": len(entries), "tap_forwarded": len(forwarded)}
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.3)
+
+        def lines(c: Counter[tuple[str, str, str]]) -> str:
+            return "\n".join(
+                f"  {n}x {m} {p}{'?' + q if q else ''}" for (m, p, q), n in sorted(c.items())
+            )
+
+        raise AssertionError(
+            "the tap and the server's ledger disagree\n"
+            f"seen by the server, not forwarded by the tap:\n{lines(ledger - tapped) or '  -'}\n"
+            f"forwarded by the tap, not in the server's ledger:\n{lines(tapped - ledger) or '  -'}\n"
+            f"tap ({sum(tapped.values())}):\n{lines(tapped)}\n"
+            f"ledger ({sum(ledger.values())}, harness calls excluded):\n{lines(ledger)}\n"
+            f"still in flight: {[r.url for r in self.tap.in_flight(port)]}"
+        )
 
     # ------------------------------------------------------------------ convenience
     @property

@@ -103,7 +103,7 @@ def _cell(row: dict[str, Any] | None, fields: list[str]) -> str:
     return f"<td class={html.escape(outcome)}>" + "<br>".join(bits) + "</td>"
 
 
-A_FIELDS = ["requests", "violations", "injected"]
+A_FIELDS = ["requests", "violations", "injected", "ledger"]
 B_FIELDS = [
     "injected",
     "probe_requests",
@@ -115,6 +115,7 @@ B_FIELDS = [
     "composer_insert",
     "note_green",
     "note_in_panel",
+    "ledger",
 ]
 R_FIELDS = ["supported", "injected", "turns_expected", "turns_captured", "matched_turns", "match"]
 

@@ -4,7 +4,12 @@
 as a subprocess; `await ready()` waits for the token and a healthy answer and then checks, with the
 token, that GET /api/health reports *this* subprocess's pid and a database under `root`.
 The Python client talks to the server directly (never through the tap): the tap sees only browser
-traffic.
+traffic. Every call of the harness's own carries `X-Wherefrom-Harness: 1`.
+
+The server runs with `--ledger <root>/ledger.jsonl` (one JSON line per request it received);
+`ledger()` reads it and `ledger_mismatch()` cross-checks it against the tap: the requests the tap
+forwarded to this server and the ledger's entries without the harness header must be the same
+multiset of (method, path, query).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 import aiohttp
 
 REPO = Path(__file__).resolve().parents[2]
+HARNESS_HEADER = "X-Wherefrom-Harness"
 
 
 class FarmError(RuntimeError):
@@ -43,6 +49,7 @@ class CompanionServer:
         self.token = ""
         self.health: dict[str, Any] = {}
         self.log_path = self.root / "server.log"
+        self.ledger_path = self.root / "ledger.jsonl"
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -50,9 +57,10 @@ class CompanionServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> CompanionServer:
-        """Launch the subprocess (non-blocking: call `await ready()` next)."""
+        """Launch the subprocess (non-blocking: call `await ready()` next). A stopped server starts
+        again on the same port, data dir and ledger."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = self.port or free_port()
         log = self.log_path.open("ab")
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
@@ -65,6 +73,8 @@ class CompanionServer:
                 str(self.port),
                 "--data-dir",
                 str(self.data_dir),
+                "--ledger",
+                str(self.ledger_path),
                 "--log-level",
                 "warning",
             ],
@@ -122,6 +132,13 @@ class CompanionServer:
         except OSError:
             return ""
 
+    async def restart(self) -> None:
+        """Start a stopped server again: same port, same data dir, same ledger; checked as at first."""
+        if self.proc is not None and self.proc.poll() is None:
+            raise FarmError("restart() of a server that is still running")
+        self.start()
+        await self.ready()
+
     async def stop(self) -> None:
         if self._session is not None:
             await self._session.close()
@@ -148,7 +165,9 @@ class CompanionServer:
     ) -> tuple[int, Any]:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=15))
-        headers = {"Authorization": f"Bearer {self.token}"} if auth else {}
+        headers = {HARNESS_HEADER: "1"}
+        if auth:
+            headers["Authorization"] = f"Bearer {self.token}"
         async with self._session.request(
             method, self.url + path, json=json_body, params=params, headers=headers
         ) as resp:
@@ -179,3 +198,27 @@ class CompanionServer:
     async def activity(self, limit: int = 200) -> list[dict[str, Any]]:
         body = await self.get("/api/activity", limit=limit)
         return body.get("activity", []) if isinstance(body, dict) else body
+
+    # ------------------------------------------------------------------ ledger
+    def ledger(self) -> list[dict[str, Any]]:
+        """The server's own record of every request it received (complete lines only)."""
+        try:
+            text = self.ledger_path.read_text("utf-8")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a line being written
+        return out
+
+    def browser_ledger(self) -> list[dict[str, Any]]:
+        """Ledger entries not made by the harness itself."""
+        h = HARNESS_HEADER.lower()
+        return [e for e in self.ledger() if h not in {k.lower() for k in e.get("headers", [])}]
+
+
+def ledger_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    return (entry["method"], entry["path"], entry.get("query") or "")

@@ -8,7 +8,9 @@ the extension's code, on Playwright's network events, or on the test's event loo
 
 What it does with each request:
 - plain HTTP to 127.0.0.1/localhost/[::1]: recorded (method, URL, headers, first 64 KB of the body),
-  then forwarded to its target and the answer relayed (status recorded);
+  then forwarded to its target and the answer relayed (status recorded); when nothing listens there
+  the client's connection is closed without an answer (status 0), so the browser sees a network
+  error, as it would without the tap (a 502 would read as "the server answered");
 - plain HTTP anywhere else: recorded and answered 502 (nothing leaves the machine);
 - CONNECT (an https tunnel): the host is recorded and the tunnel refused (403). The fixture pages are
   answered by Playwright routing inside the browser and never need a tunnel.
@@ -23,6 +25,8 @@ import threading
 import time
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus, urlsplit
+
+from yarl import URL
 
 BODY_LIMIT = 64 * 1024
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
@@ -42,6 +46,7 @@ class Record:
     body_len: int = 0
     status: int | None = None  # what the client was answered
     forwarded: bool = False
+    done: bool = False  # the exchange is over (answered, refused, or the relay ended)
     context: str = "unknown"  # best guess of the sending context (see browser.attribute)
 
     @property
@@ -51,6 +56,11 @@ class Record:
     @property
     def path(self) -> str:
         return "" if self.is_connect else (urlsplit(self.url).path or "/")
+
+    def server_key(self) -> tuple[str, str, str]:
+        """(method, path, query) as the server's ledger writes them (aiohttp's decoding, via yarl)."""
+        u = URL(self.url, encoded=True)
+        return (self.method, u.path, u.query_string)
 
     @property
     def query(self) -> dict[str, str]:
@@ -190,6 +200,23 @@ class Tap:
         with self._lock:
             return self._seq
 
+    def in_flight(self, port: int | None = None) -> list[Record]:
+        """Requests still being handled (to `port` when given)."""
+        with self._lock:
+            return [r for r in self._records if not r.done and (port is None or r.port == port)]
+
+    async def drain(
+        self, port: int | None = None, within: float = 15.0, quiet: float = 0.3
+    ) -> bool:
+        """Wait until no request (to `port`) is in flight and none has arrived for `quiet` s."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            last = max((r.t for r in self.records() if port is None or r.port == port), default=0)
+            if not self.in_flight(port) and time.monotonic() - last >= quiet:
+                return True
+            await asyncio.sleep(0.05)
+        return False
+
     async def wait_for(self, pred: Any, within: float = 10.0, since: int = 0) -> Record | None:
         deadline = time.monotonic() + within
         while True:
@@ -201,16 +228,19 @@ class Tap:
             await asyncio.sleep(0.05)
 
     # ------------------------------------------------------------------ proxy
-    def _add(self, rec: Record) -> None:
+    def _add(self, rec: Record, current: list[Record] | None = None) -> None:
+        if current is not None:
+            current.append(rec)
         with self._lock:
             rec.seq = self._seq
             self._seq += 1
             self._records.append(rec)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        current: list[Record] = []
         try:
             while True:
-                keep = await self._one(reader, writer)
+                keep = await self._one(reader, writer, current)
                 if not keep:
                     break
         except (
@@ -221,12 +251,16 @@ class Tap:
         ):
             pass
         finally:
+            for rec in current:
+                rec.done = True
             try:
                 writer.close()
             except Exception:  # noqa: BLE001, S110
                 pass
 
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _one(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, current: list[Record]
+    ) -> bool:
         line = await reader.readline()
         if not line:
             return False
@@ -253,7 +287,7 @@ class Tap:
             rec = Record(
                 0, t, "CONNECT", target, host.strip("[]"), int(port or 443), headers, status=403
             )
-            self._add(rec)
+            self._add(rec, current)
             writer.write(
                 b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             )
@@ -272,7 +306,7 @@ class Tap:
         rec = Record(
             0, t, method.upper(), target, host, port, headers, body[:BODY_LIMIT], len(body)
         )
-        self._add(rec)
+        self._add(rec, current)
         if host not in LOOPBACK or port == self.port:
             rec.status = 502
             writer.write(
@@ -298,11 +332,7 @@ class Tap:
         try:
             up_r, up_w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", rec.port), 5)
         except (TimeoutError, OSError):
-            rec.status = 502
-            writer.write(
-                b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
-            await writer.drain()
+            rec.status = 0  # nothing listens: the client gets a network error, as without the tap
             return
         skip = {
             "proxy-connection",

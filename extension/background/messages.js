@@ -56,8 +56,6 @@ async function onContent(type, payload, tab) {
     case P.SELECTOR_MISS:
       await actions.recordSelectorMiss(tab, payload);
       return { ok: true };
-    case P.CONTENT_READY:
-      return { ok: true };
     default:
       return { ok: false, error: 'unknown type' };
   }

@@ -101,7 +101,6 @@ export const api = {
   /** @param {string} [token] check a token before storing it */
   policy: (token) => request('GET', '/api/policy', token ? { token } : {}),
   /** @param {string} host */
-  siteMode: (host) => request('GET', '/api/site-mode', { query: { host } }),
   /** @param {string} host @param {string} mode */
   putRule: (host, mode) => request('PUT', '/api/site-mode', { body: { host, mode } }),
   /** @param {string} host */

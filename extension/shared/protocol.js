@@ -20,7 +20,6 @@
     // content → background
     CAPTURE_TURNS: 'content:capture-turns',
     SELECTOR_MISS: 'content:selector-miss',
-    CONTENT_READY: 'content:ready',
     // background → content
     INSERT_TEXT: 'background:insert-text',
     // panel → background
@@ -57,7 +56,6 @@
     settled: ['boolean?'],
   };
   SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['any?'] };
-  SCHEMAS[T.CONTENT_READY] = { site: ['string?', 0, 64] };
   SCHEMAS[T.INSERT_TEXT] = { text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_GET_STATE] = { tabId: TAB };
   SCHEMAS[T.PANEL_OPENED] = {};

@@ -13,7 +13,6 @@ test('the protocol object is frozen and names types by direction', () => {
   assert.ok(Object.isFrozen(P));
   assert.equal(P.CAPTURE_TURNS, 'content:capture-turns');
   assert.equal(P.SELECTOR_MISS, 'content:selector-miss');
-  assert.equal(P.CONTENT_READY, 'content:ready');
   assert.equal(P.INSERT_TEXT, 'background:insert-text');
   for (const [name, type] of Object.entries(P.TYPES)) {
     const prefix = name.startsWith('PANEL_') ? 'panel:' : name === 'INSERT_TEXT' ? 'background:' : 'content:';
@@ -25,7 +24,7 @@ test('a content sender may send content types', () => {
   const ok = P.validate({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }], settled: true } }, 'content');
   assert.equal(ok.ok, true);
   assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { site: 'claude', detail: { layout: 'a' } } }, 'content').ok, true);
-  assert.equal(P.validate({ type: P.CONTENT_READY }, 'content').ok, true);
+  assert.equal(P.validate({ type: 'content:ready' }, 'content').ok, false, 'an undeclared type is refused');
 });
 
 test('a content sender can never use panel types', () => {
