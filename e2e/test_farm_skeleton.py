@@ -104,3 +104,35 @@ async def test_ledger_check_can_fail(farm, health):
         await farm.check_ledger(within=1.0)
     assert "seen by the server, not forwarded by the tap" in str(info.value)
     health.update(ledger=len(farm.server.browser_ledger()))
+
+
+async def test_the_tap_never_forwards_to_a_strangers_port(farm, health):
+    """A loopback port that is not the test's server (e.g. a real Wherefrom on 37711) is
+    recorded, refused and reported — never reached."""
+    import socket
+
+    from e2e.harness.checks import violations
+
+    health.update(site="_farm", phase="other", variant="stranger-port")
+    stranger = socket.socket()
+    stranger.bind(("127.0.0.1", 0))
+    stranger.listen(1)
+    stranger.settimeout(0.5)
+    port = stranger.getsockname()[1]
+    try:
+        mark = farm.tap.mark()
+        outcome = await farm.sw.evaluate(
+            f"fetch('http://127.0.0.1:{port}/api/health').then(() => 'answered', () => 'refused')"
+        )
+        rec = await farm.tap.wait_for(lambda r: r.port == port, since=mark)
+        assert rec is not None, "the tap did not see the request"
+        # the tap answers 502 itself: the request is not forwarded
+        assert not rec.forwarded and rec.status == 502, (outcome, rec.summary())
+        with pytest.raises(OSError):
+            stranger.accept()  # nothing reached the stranger
+        found = violations(
+            farm.tap.records(mark), own_hosts=(), needles=[], server_ports=[farm.server.port]
+        )
+        assert any("not the test's server" in v.reason for v in found), [v.as_dict() for v in found]
+    finally:
+        stranger.close()

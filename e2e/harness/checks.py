@@ -70,14 +70,20 @@ def needles_for(
 
 
 def violations(
-    records: Iterable[Record], *, own_hosts: Iterable[str], needles: list[str] | None
+    records: Iterable[Record], *, own_hosts: Iterable[str], needles: list[str] | None,
+    server_ports: Iterable[int] = (),
 ) -> list[Violation]:
     """needles None: every relevant request is a violation (page memory off: zero requests at all).
-    Otherwise a request is a violation when it carries any needle, or would leave the machine."""
+    Otherwise a request is a violation when it carries any needle, would leave the machine, or
+    goes to a loopback port that is not the test's own server (someone else's process)."""
     out: list[Violation] = []
+    ports = set(server_ports)
     for r in relevant(records, own_hosts):
         if r.is_connect or r.host not in LOOPBACK:
             out.append(Violation(r, f"would leave the machine ({r.method} {r.url})"))
+            continue
+        if ports and r.port not in ports:
+            out.append(Violation(r, f"to a loopback port that is not the test's server ({r.url})"))
             continue
         if needles is None:
             out.append(Violation(r, "a request while page memory is off"))

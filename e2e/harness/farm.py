@@ -46,6 +46,7 @@ class Farm:
         t0 = time.monotonic()
         self.tap.start()
         self.server.start()
+        self.tap.forward_ports = {self.server.port}
         try:
             await self.browser.launch()
             await self.server.ready()

@@ -132,7 +132,7 @@ async def memory_off(farm: Any, fixture: Any, v: Variant) -> None:
         streaming="streaming" in fixture.features,
     )
     own = {fixture.host, "wf-other.example"}
-    found = violations(records, own_hosts=own, needles=None)
+    found = violations(records, own_hosts=own, needles=None, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
     await page.close()
@@ -164,7 +164,7 @@ async def site_off(farm: Any, fixture: Any, v: Variant) -> None:
         [acts["typed"], acts["selected"]],
     )
     own = {fixture.host, "wf-other.example"}
-    found = violations(records, own_hosts=own, needles=needles)
+    found = violations(records, own_hosts=own, needles=needles, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
     await page.close()
@@ -202,7 +202,7 @@ async def sensitive(farm: Any, fixture: Any, v: Variant, index: int) -> None:
     )
     needles = needles_for(sens_url, sens_host, title, [], [SECRET, acts["typed"], acts["selected"]])
     own = {fixture.host, sens_host}
-    found = violations(records, own_hosts=own, needles=needles)
+    found = violations(records, own_hosts=own, needles=needles, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
     assert not found, (

@@ -143,6 +143,9 @@ class Tap:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._seq = 0
+        # the loopback ports the tap forwards to (the test's own server); anything else on
+        # loopback is recorded and refused, so a test never talks to a stranger's process
+        self.forward_ports: set[int] = set()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Tap:
@@ -307,7 +310,7 @@ class Tap:
             0, t, method.upper(), target, host, port, headers, body[:BODY_LIMIT], len(body)
         )
         self._add(rec, current)
-        if host not in LOOPBACK or port == self.port:
+        if host not in LOOPBACK or port == self.port or port not in self.forward_ports:
             rec.status = 502
             writer.write(
                 b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
