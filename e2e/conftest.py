@@ -3,6 +3,7 @@ failure artifacts, and the site health matrix (merged across xdist workers at th
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -37,6 +38,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.write_line(f"farm: site health matrix in {path} (and health.html)")
+        # a whole-farm run where a cell never ran is not green: silence is not "passed"
+        not_run = sum(s.get("not_run", 0) for s in json.loads(path.read_text("utf-8"))["summary"].values())
+        if not_run and _whole_farm(session.config) and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            if tr is not None:
+                tr.write_line(f"farm: {not_run} cell(s) of the health matrix never ran", red=True)
+
+
+def _whole_farm(config: pytest.Config) -> bool:
+    """The run covers every farm test (any SITE): no -k/-m and no narrower path than e2e/."""
+    here = Path(__file__).resolve().parent
+    narrowed = config.option.keyword or config.option.markexpr
+    paths = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    return not narrowed and all(p == here or p in here.parents for p in paths)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -53,8 +53,29 @@ def collect_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def build_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
+PHASE_A_VARIANTS = ("memory_off", "site_off", "sensitive")
+
+
+def expected_cells() -> list[tuple[str, str, str]]:
+    """(site, phase, key) of every cell the selection should fill: Phase A's three checks per
+    site, Phase B per fixture scenario. A cell with no row is `not_run`, never a blank."""
+    from e2e.harness.selection import site_filter
+    from e2e.sites import SITES, catalog
+
+    want = site_filter()
+    cells = [(s, "phase_a", v) for s in SITES if want in (None, s) for v in PHASE_A_VARIANTS]
+    cells += [(f.site, "phase_b", f.scenario) for f in catalog(want)]
+    return cells
+
+
+def build_matrix(rows: list[dict[str, Any]], expected: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     sites: dict[str, Any] = {}
+    have = {(r.get("site"), r.get("phase"), r.get("variant") or r.get("scenario")) for r in rows}
+    rows = rows + [
+        {"site": s, "phase": p, ("variant" if p == "phase_a" else "scenario"): k, "outcome": "not_run"}
+        for s, p, k in expected or []
+        if (s, p, k) not in have
+    ]
     for r in rows:
         site = r.get("site") or "-"
         entry = sites.setdefault(
@@ -73,7 +94,7 @@ def build_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def write(wall_s: float | None = None) -> Path:
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
-    matrix = build_matrix(collect_rows())
+    matrix = build_matrix(collect_rows(), expected_cells())
     if wall_s is not None:
         matrix["wall_s"] = round(wall_s, 1)
     (REPORT_DIR / "health.json").write_text(

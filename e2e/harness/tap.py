@@ -310,7 +310,13 @@ class Tap:
             0, t, method.upper(), target, host, port, headers, body[:BODY_LIMIT], len(body)
         )
         self._add(rec, current)
-        if host not in LOOPBACK or port == self.port or port not in self.forward_ports:
+        if host in LOOPBACK and port != self.port and port not in self.forward_ports:
+            # not the test's server: refused like a port where nothing listens (a network error),
+            # never forwarded to whatever process holds it
+            rec.status = 0
+            rec.done = True
+            return False
+        if host not in LOOPBACK or port == self.port:
             rec.status = 502
             writer.write(
                 b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
