@@ -34,7 +34,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,6 +49,9 @@ from typing import Any
 import aiohttp
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from tests.server_process import ServerProcess  # noqa: E402 - after the path is set
+
 HTML_DIR = REPO.parent / "shared" / "reference" / "extraction" / "html"
 OUT = REPO / "bench" / "out" / "load.json"
 STALL_TARGET_MS = 50.0
@@ -83,12 +85,6 @@ EXPECTED = {"page-probe": (200,), "page-match": (200,), "capture": (200,), "note
 # ---------------------------------------------------------------- helpers
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -120,41 +116,14 @@ def page_url(rng: random.Random, hosts: list[tuple[str, float, str | None]] = HO
 # ---------------------------------------------------------------- the server under test
 
 
-class Server:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = data_dir.parent / "server.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(  # noqa: S603 - our own server
-            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--data-dir", str(data_dir),
-             "--log-level", "warning", "--allow-private-fetch"],
-            cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(self.base + "/api/health", timeout=1) as r:  # noqa: S310
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"server did not start:\n{self.log_path.read_text(errors='replace')}")
-            time.sleep(0.05)
-        self.token = (data_dir / "token").read_text("ascii").strip()
-        self.headers = {"Authorization": f"Bearer {self.token}"}
+class Server(ServerProcess):
+    """Our server as a subprocess (tests/server_process.py: pid and data dir checked), with the
+    test-only private fetch on so add_url can reach the page server on loopback."""
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._log.close()
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir, "--allow-private-fetch")
+        self.start()
+        self.headers = {"Authorization": f"Bearer {self.token}"}
 
 
 class PageServer:

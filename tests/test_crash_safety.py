@@ -15,18 +15,12 @@ The server is restarted on the same data dir, and then:
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -34,69 +28,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import free_port
+from tests.server_process import ServerProcess
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 ROUNDS = 3
 CONVERSATIONS = 3
 
 
-class ServerProcess:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = (data_dir.parent / f"server-{self.port}.log").open("wb")
-        self.proc = subprocess.Popen(  # noqa: S603 - our own server
-            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--data-dir", str(data_dir),
-             "--log-level", "warning"],
-            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(self.base + "/api/health", timeout=1) as r:  # noqa: S310
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {Path(self.log.name).read_text(errors='replace')}")
-            time.sleep(0.05)
-        self.token = (data_dir / "token").read_text("ascii").strip()
-
-    def kill9(self) -> None:
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-        self.log.close()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.log.close()
-
-    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
-             timeout: float = 10) -> tuple[int, Any]:
-        data = json.dumps(body).encode() if body is not None else None
-        h = {"Authorization": f"Bearer {self.token}"}
-        if data is not None:
-            h["Content-Type"] = "application/json"
-        h.update(headers or {})
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=h)  # noqa: S310
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback
-                raw, status = resp.read(), resp.status
-        except urllib.error.HTTPError as err:
-            raw, status = err.read(), err.code
-        return status, json.loads(raw) if raw else None
-
+class Server(ServerProcess):
     def get(self, path: str, **params: Any) -> Any:
         status, body = self.call("GET", path + ("?" + urllib.parse.urlencode(params) if params else ""))
         assert status == 200, (path, status, body)
@@ -162,7 +102,7 @@ def document_writes(round_no: int) -> Callable[[int], Write]:
     return make
 
 
-def writer(server: ServerProcess, ledger: Ledger, make: Callable[[int], Write], stop: threading.Event) -> None:
+def writer(server: Server, ledger: Ledger, make: Callable[[int], Write], stop: threading.Event) -> None:
     i = 0
     while not stop.is_set():
         w = make(i)
@@ -190,7 +130,7 @@ def check_integrity(db: Path) -> None:
         con.close()
 
 
-def check_acknowledged(server: ServerProcess, ledger: Ledger, duplicates: list[str]) -> None:
+def check_acknowledged(server: Server, ledger: Ledger, duplicates: list[str]) -> None:
     """Every acknowledged write is there; a write stored more than once goes to `duplicates`."""
     notes = [w for w in ledger.acked if w.kind == "note"]
     docs = [w for w in ledger.acked if w.kind == "document"]
@@ -224,7 +164,7 @@ def check_acknowledged(server: ServerProcess, ledger: Ledger, duplicates: list[s
         assert len(stored) <= len(turns) + 1  # at most the capture in flight at the kill
 
 
-def resend_in_flight(server: ServerProcess, ledger: Ledger) -> None:
+def resend_in_flight(server: Server, ledger: Ledger) -> None:
     """The outbox's retry: same body, same Idempotency-Key; then it counts as acknowledged."""
     with ledger.lock:
         pending, ledger.in_flight = ledger.in_flight, []
@@ -244,7 +184,7 @@ def test_kill9_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     report = []
     duplicates: list[str] = []
     for round_no in range(ROUNDS):
-        server = ServerProcess(data_dir)
+        server = Server(data_dir).start()
         try:
             if round_no == 0:
                 status, _ = server.call("PUT", "/api/site-mode", {"host": "crash.example", "mode": "collect"})
@@ -269,7 +209,7 @@ def test_kill9_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
         report.append((round_no, target, ledger.count(round_no), len(ledger.in_flight)))
 
         check_integrity(data_dir / "wherefrom.db")
-        server = ServerProcess(data_dir)
+        server = Server(data_dir).start()
         try:
             check_acknowledged(server, ledger, duplicates)
             resend_in_flight(server, ledger)
