@@ -5,8 +5,9 @@ date, site name); when it returns nothing, a BeautifulSoup fallback over <main>,
 or <body> with navigation, headers, footers, asides, scripts and styles removed. The
 page's declared canonical URL and language are read from its <head>.
 
-`extract_html` is CPU-bound: call it through `extract`, which runs it in an executor and
-never on the event loop.
+`extract_html` is CPU-bound: call it through `extract`, which runs it in a worker PROCESS —
+a thread would still hold the GIL for long stretches of parsing and stall the event loop
+(measured by bench/load.py) — never on the event loop.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import multiprocessing
+import os
 import re
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from urllib.parse import urljoin, urlsplit
 
@@ -39,8 +43,17 @@ with warnings.catch_warnings():
 
 log = logging.getLogger("wherefrom.library")
 
-# extraction is CPU work: a small pool bounds how much of it runs at once
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wherefrom-extract")
+# extraction is CPU work in its own process(es), leaving a core to the event loop; started on
+# first use with "spawn" (no fork of a process that runs threads)
+_WORKERS = max(1, min(2, (os.cpu_count() or 2) - 1))
+_POOL: ProcessPoolExecutor | None = None
+
+
+def _pool() -> ProcessPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+    return _POOL
 
 FALLBACK_CONTAINERS = ("main", "article", "body")
 FALLBACK_STRIP = ("nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "form")
@@ -65,7 +78,13 @@ class Extracted:
 async def extract(html: str, url: str) -> Extracted:
     """`extract_html` off the event loop."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_POOL, partial(extract_html, html, url))
+    try:
+        return await loop.run_in_executor(_pool(), partial(extract_html, html, url))
+    except BrokenProcessPool:
+        # a worker died (e.g. killed): start a new pool once and try again
+        global _POOL
+        _POOL = None
+        return await loop.run_in_executor(_pool(), partial(extract_html, html, url))
 
 
 def extract_html(html: str, url: str) -> Extracted:
