@@ -20,6 +20,7 @@ import pytest
 from e2e.harness.browser import dump
 from e2e.harness.checks import collapse
 from e2e.harness.farm import P_INSERT
+from e2e.harness.report import REPORT_DIR
 from e2e.harness.selection import per_fixture_params
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
@@ -136,6 +137,19 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     note_green = "from this page" in green_title
     health["note_in_panel"] = in_panel
     health["note_green"] = note_green
+    # the person's way in: the Insert button beside the note under "From this page"
+    panel_insert = False
+    if in_panel:
+        item = panel.locator('[data-tier="exact"] li', has_text=note).first
+        await item.locator("button.insert").click(timeout=5000)
+        await asyncio.sleep(0.3)
+        ed_after = await editor_state(page)
+        panel_insert = note in ed_after["model"] and ed_after["submitted"] == 0
+        if fixture.id == "chatgpt/layout-a":
+            shots = REPORT_DIR / "screenshots"
+            shots.mkdir(parents=True, exist_ok=True)
+            await panel.screenshot(path=str(shots / "13-chat-memory-insert.png"), full_page=True)
+    health["panel_insert"] = panel_insert
     notes_sent = [
         r for r in farm.tap.records(mark) if r.method == "POST" and r.path == "/api/notes"
     ]
@@ -173,4 +187,5 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     assert notes_sent, "no POST /api/notes on the wire after saving a note in the panel"
     assert in_panel, "the note does not show under 'From this page' in the side panel"
     assert note_green, f"the toolbar icon did not turn green (title: {green_title!r})"
+    assert panel_insert, "the panel's Insert button did not put the note into the composer"
     assert ledger_error is None, ledger_error
