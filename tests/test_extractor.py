@@ -342,6 +342,51 @@ async def test_idle_page_schedules_no_timer(chromium: Any) -> None:
         await page.context.close()
 
 
+async def sample_timer(page: Any, n: int = 20) -> int:
+    """In how many of n samples, 50 ms apart, the runtime holds a timer."""
+    return int(await page.evaluate(
+        """async (n) => { let busy = 0;
+            for (let i = 0; i < n; i++) {
+                if (window.Wherefrom.runtime.state().timer) busy++;
+                await new Promise((r) => setTimeout(r, 50));
+            }
+            return busy; }""", n))
+
+
+async def test_animation_outside_the_thread_does_not_keep_the_runtime_busy(chromium: Any) -> None:
+    """A page element animated by script elsewhere (a sidebar spinner) leaves the settled runtime
+    idle; the same animation inside the thread wakes it (the positive control)."""
+    fixtures = [fx for fx in catalog() if "streaming" not in fx.features and "shadow-root" not in fx.features]
+    page = await new_page(chromium, fixtures[0])
+    try:
+        await inject(page)
+        await capture(page)
+        await page.evaluate("""() => {
+            const spinner = document.createElement('div');
+            document.body.appendChild(spinner);
+            window.__wfSpin = setInterval(() => spinner.classList.toggle('on'), 40);
+        }""")
+        await page.wait_for_timeout(1500)
+        busy = await sample_timer(page)
+        assert busy == 0, f"the runtime held a timer in {busy} of 20 samples while only a spinner moved"
+        # control: animate something inside a captured turn instead
+        await page.evaluate("""() => {
+            clearInterval(window.__wfSpin);
+            const t = window.Wherefrom.runtime.state().turns.length;
+            const el = document.querySelectorAll('*');
+            let target = null;
+            for (const e of el) if (e.textContent && e.children.length === 0 &&
+                window.Wherefrom.runtime.state().turns.some((x) => x.text.includes(e.textContent.trim().slice(0, 20))) &&
+                e.textContent.trim().length > 20) { target = e; break; }
+            window.__wfSpin = setInterval(() => target.classList.toggle('on'), 40);
+        }""")
+        woke = await sample_timer(page)
+        await page.evaluate("() => clearInterval(window.__wfSpin)")
+        assert woke > 0, "a change inside the thread must wake the runtime (else the check above proves nothing)"
+    finally:
+        await page.context.close()
+
+
 # ----------------------------------------------------------------------------- real saved DOMs
 
 

@@ -45,6 +45,7 @@
     this.collected = false;
     this.href = location.href;
     this.observer = null;
+    this.container = null;
     this.observed = new WeakSet();
     this.phase = 'starting';
   }
@@ -55,7 +56,9 @@
     this.site.layouts.forEach(function (l) {
       if (l.streaming && l.streaming.attr) attrs.push(l.streaming.attr);
     });
-    this.observer = new MutationObserver(function () { self.onMutation(); });
+    this.observer = new MutationObserver(function (records) {
+      if (self.relevant(records)) self.onMutation();
+    });
     this.observerOptions = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: attrs };
     this.observe(document);
     this.onMutation();
@@ -76,6 +79,31 @@
     });
   };
 
+  /**
+   * Once the thread is found, only changes in it (or around it: a new thread replacing it) and
+   * the streaming attribute wake the runtime — an animated sidebar or banner elsewhere on the
+   * page does not keep it ticking.
+   */
+  Runtime.prototype.relevant = function (records) {
+    var box = this.container;
+    if (!box || !box.isConnected || this.site.shadow) return true;
+    var attr = this.layout && this.layout.streaming && this.layout.streaming.attr;
+    for (var i = 0; i < records.length; i++) {
+      var r = records[i];
+      var node = r.target;
+      if (attr && r.attributeName === attr) return true;
+      if (box.contains(node) || (node.contains && node.contains(box))) return true;
+    }
+    return false;
+  };
+
+  /** The nearest element holding every mounted turn (the thread). */
+  function commonAncestor(els) {
+    var box = els[0] && els[0].parentElement;
+    while (box && !els.every(function (e) { return box.contains(e); })) box = box.parentElement;
+    return box || null;
+  }
+
   Runtime.prototype.onMutation = function () {
     this.lastMutation = Date.now();
     if (this.timer === null && !this.collecting) {
@@ -95,6 +123,7 @@
     var found = X.detect(document, this.site);
     if (!found) return null;
     this.layout = found.layout;
+    this.container = commonAncestor(found.turns.map(function (t) { return t.el; }).filter(Boolean));
     this.acc.merge(found.turns);
     return found;
   };
