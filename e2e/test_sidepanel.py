@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -33,9 +34,15 @@ PAGE_HTML = (
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def farm(make_farm: Any, health: dict[str, Any], request: pytest.FixtureRequest) -> Any:
+async def farm(
+    make_farm: Any, health: dict[str, Any], request: pytest.FixtureRequest
+) -> AsyncIterator[Any]:
     health.update(site="_sidepanel", phase="other", variant=request.node.name)
-    return await make_farm(viewport=VIEWPORT)
+    farm = await make_farm(viewport=VIEWPORT)
+    yield farm
+    # what the server saw (across restarts) is exactly what the tap forwarded
+    led = await farm.check_ledger()
+    health.update(ledger=led["ledger_requests"])
 
 
 @pytest.fixture
