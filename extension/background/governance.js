@@ -172,8 +172,6 @@ export async function chatSiteFor(host) {
  * @param {string} host
  */
 export async function siteMatchesHost(siteId, host) {
-  const site = (await loadRegistry()).find((s) => s.id === siteId);
-  if (!site) return false;
-  const hosts = site.hosts && site.hosts.length ? site.hosts : site.matches.map(patternHost);
-  return hosts.some((h) => host === h || host.endsWith('.' + h));
+  const site = await chatSiteFor(host);
+  return site !== null && site.id === siteId;
 }

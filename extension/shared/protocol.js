@@ -45,6 +45,8 @@
   };
 
   var MODES = ['off', 'suggest', 'collect'];
+  // Sanity bounds on a message's size only; what may be stored is the server's decision
+  // (server/limits.py, served in the policy snapshot), and the worker cuts to that.
   var MAX_TEXT = 200000;
 
   /** Payload schemas: field -> [type, min, max] (type ending in `?` = optional). */
@@ -60,7 +62,7 @@
   SCHEMAS[T.PANEL_GET_STATE] = { tabId: TAB };
   SCHEMAS[T.PANEL_OPENED] = {};
   SCHEMAS[T.PANEL_GET_PAGE] = { tabId: TAB };
-  SCHEMAS[T.PANEL_SAVE_NOTE] = { tabId: TAB, text: ['string', 1, 20000] };
+  SCHEMAS[T.PANEL_SAVE_NOTE] = { tabId: TAB, text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_ADD_PAGE] = { tabId: TAB };
   SCHEMAS[T.PANEL_FORGET_DRY_RUN] = { host: ['string', 1, 300] };
   SCHEMAS[T.PANEL_FORGET_APPLY] = { host: ['string', 1, 300], confirm: ['string', 1, 200] };
