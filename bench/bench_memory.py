@@ -20,7 +20,6 @@ import asyncio
 import os
 import random
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -50,6 +49,7 @@ from server.memory.search import (  # noqa: E402
 from server.provenance import Provenance, stamp  # noqa: E402
 from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
 from server.store.db import _statements, migration_files  # noqa: E402
+from tests.server_process import free_port  # noqa: E402
 
 TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
 BIG_SITES = ["en.wikipedia.org", "github.com", "chatgpt.com", "claude.ai", "stackoverflow.com", "www.youtube.com",
@@ -252,12 +252,6 @@ def sql_search(con: sqlite3.Connection, q: str, _unused: str) -> None:
 
 
 # --- the server -------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def rss_mb(pid: int) -> tuple[float, float]:
     fields = {}

@@ -23,7 +23,8 @@ from playwright.async_api import Page
 
 from e2e.harness.browser import Browser
 from e2e.harness.report import REPORT_DIR
-from e2e.harness.server import CompanionServer, free_port
+from e2e.harness.server import CompanionServer
+from tests.server_process import free_port
 
 SHOTS = REPORT_DIR / "screenshots"
 VIEWPORT = {"width": 420, "height": 860}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import socket
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +17,7 @@ from server import appkeys
 from server.app import create_app
 from server.settings import Settings
 from server.store.db import Store, fts5_available
+from tests.server_process import free_port  # noqa: F401 - the one free-port helper, re-exported for tests
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"
@@ -24,12 +25,6 @@ REFERENCE = REPO.parent / "shared" / "reference"
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclasses.dataclass
@@ -78,16 +73,31 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "data", port=free_port(), allow_private_fetch=False)
 
 
-@pytest.fixture
-async def api(settings: Settings) -> AsyncIterator[Api]:
-    app = create_app(settings)
+@contextlib.asynccontextmanager
+async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | None = None) -> AsyncIterator[str]:
+    """Run an aiohttp app on a real loopback port; yields its base URL."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", settings.port)
-    await site.start()
-    async with aiohttp.ClientSession() as session:
-        yield Api(f"http://127.0.0.1:{settings.port}", app[appkeys.TOKEN], session, app)
-    await runner.cleanup()
+    port = port or free_port()
+    await web.TCPSite(runner, host, port).start()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def running_api(settings: Settings) -> AsyncIterator[Api]:
+    """Our server built from `settings`, on its port, with a client holding the token."""
+    app = create_app(settings)
+    async with local_site(app, port=settings.port) as base, aiohttp.ClientSession() as session:
+        yield Api(base, app[appkeys.TOKEN], session, app)
+
+
+@pytest.fixture
+async def api(settings: Settings) -> AsyncIterator[Api]:
+    async with running_api(settings) as client:
+        yield client
 
 
 def skip_unless_optional(reason: str) -> None:

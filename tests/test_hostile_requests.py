@@ -16,15 +16,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 from aiohttp import web
 
-from server import appkeys
-from server.app import create_app
 from server.library import fetch
 from server.settings import Settings
-from tests.conftest import Api, free_port
+from tests.conftest import Api, free_port, local_site, running_api
 
 TABLES = ("facts", "conversations", "documents", "document_chunks", "activity", "idempotency", "site_rules",
           "forget_batches")
@@ -389,13 +386,8 @@ async def test_add_url_other_schemes_and_user_info_are_400(api: Api, target: str
 @pytest.fixture
 async def api_private(settings: Settings) -> AsyncIterator[Api]:
     """A server whose fetcher may reach loopback (tests only), so a local site can redirect."""
-    app = create_app(dataclasses.replace(settings, allow_private_fetch=True))
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", settings.port).start()
-    async with aiohttp.ClientSession() as session:
-        yield Api(f"http://127.0.0.1:{settings.port}", app[appkeys.TOKEN], session, app)
-    await runner.cleanup()
+    async with running_api(dataclasses.replace(settings, allow_private_fetch=True)) as client:
+        yield client
 
 
 @pytest.fixture
@@ -425,11 +417,8 @@ async def redirector() -> AsyncIterator[str]:
 
     app = web.Application()
     app.add_routes([web.get("/page", page), web.get("/to/{name}", to), web.get("/loop/{n}", loop)])
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with local_site(app, port=port) as base:
+        yield base
 
 
 async def _open_local(api: Api) -> None:

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from server.library.cli import read_url_list
 from server.settings import Settings
-from tests.conftest import Api, free_port
+from tests.conftest import Api, free_port, local_site
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE = "<html><head><title>Quinces</title></head><body><article>" + "".join(
@@ -40,12 +40,8 @@ async def site(api: Api) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with local_site(app) as base:
+        yield base
 
 
 async def wherefrom(settings: Settings, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:

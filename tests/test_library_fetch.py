@@ -15,6 +15,7 @@ from aiohttp import web
 from server.library import fetch
 from server.library.fetch import DestinationRefused, VettedResolver, address_refusal, check_url
 from tests.conftest import Api, free_port
+from tests.conftest import local_site as serve_app
 
 
 async def library_rows(api: Api) -> tuple[int, int]:
@@ -33,12 +34,8 @@ async def local_site() -> AsyncIterator[tuple[str, dict[str, int]]]:
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"127.0.0.1:{port}", hits
-    await runner.cleanup()
+    async with serve_app(app) as base:
+        yield base.removeprefix("http://"), hits
 
 
 @pytest.fixture
@@ -224,12 +221,8 @@ async def slow_site() -> AsyncIterator[str]:
     app = web.Application()
     app.router.add_get("/slow", slow)
     app.router.add_get("/endless", endless)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with serve_app(app) as base:
+        yield base
 
 
 async def test_the_total_time_is_bounded(slow_site: str) -> None:

@@ -17,7 +17,7 @@ from server import appkeys
 from server.library import queries
 from server.library.chunking import chunk_text
 from server.settings import Settings
-from tests.conftest import Api, free_port
+from tests.conftest import Api, free_port, local_site
 
 PARAS = [
     f"Paragraph {i} of the walnut lantern article explains provenance, the axis memory systems forget. "
@@ -86,13 +86,9 @@ async def site(api: Api) -> AsyncIterator[Site]:
     s = Site()
     app = web.Application()
     app.router.add_route("GET", "/{tail:.*}", s.handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    s.base = f"http://127.0.0.1:{port}"
-    yield s
-    await runner.cleanup()
+    async with local_site(app) as base:
+        s.base = base
+        yield s
 
 
 async def table_counts(api: Api) -> dict[str, int]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -26,18 +25,14 @@ from typing import Any
 
 import aiohttp
 
+from tests.server_process import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 HARNESS_HEADER = "X-Wherefrom-Harness"
 
 
 class FarmError(RuntimeError):
     """The farm could not be set up: the test is invalid (an error, never a pass or a skip)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class CompanionServer:
