@@ -64,14 +64,20 @@ _LANG_CODE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
 
 
 @dataclasses.dataclass(frozen=True)
-class Extracted:
-    text: str
+class Meta:
     title: str | None = None
     author: str | None = None
     date: str | None = None
     sitename: str | None = None
     language: str | None = None
     canonical_url: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted(Meta):
+    """The page's metadata with its readable text."""
+
+    text: str = ""
     extractor: str = "trafilatura"  # 'trafilatura' | 'fallback' | 'text'
 
 
@@ -110,16 +116,6 @@ def extract_html(html: str, url: str) -> Extracted:
         meta = dataclasses.replace(meta, title=meta.title or title)
         extractor = "fallback"
     return Extracted(text=text, extractor=extractor, **dataclasses.asdict(meta))
-
-
-@dataclasses.dataclass(frozen=True)
-class Meta:
-    title: str | None = None
-    author: str | None = None
-    date: str | None = None
-    sitename: str | None = None
-    language: str | None = None
-    canonical_url: str | None = None
 
 
 def page_metadata(tree: HtmlElement, url: str) -> Meta:

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from server import activity
-from server.errors import BadRequest, UnprocessableContent
+from server.errors import UnprocessableContent
 from server.governance.policy import require_collect
 from server.library import queries
 from server.library.chunking import chunk_text
@@ -47,7 +47,6 @@ class SaveResult:
 
 async def add_url(store: Store, cache: ProbeCache | None, url: str, *, allow_private: bool = False) -> SaveResult:
     """The server fetches the page, then the same pipeline as add_text."""
-    _require_encodable("url", url)
     host = stamp(url, None).source_host
     await require_collect(store, host)
     fetched = await fetch_page(url, allow_private=allow_private)
@@ -68,8 +67,6 @@ async def save_page(
     lane: str,
 ) -> SaveResult:
     """Extract (HTML) or take (text), stamp, de-duplicate by normalised URL, chunk, store."""
-    for name, value in (("url", url), ("title", title), ("html", html), ("text", text)):
-        _require_encodable(name, value)
     prov = stamp(url, title)  # validates the URL (400) before anything else
     await require_collect(store, prov.source_host)
     extracted = await _extracted(url, html, text)
@@ -121,17 +118,6 @@ async def save_page(
     document = await queries.get_document(store, doc_id, full_text=False)
     assert document is not None
     return SaveResult(outcome, document)
-
-
-def _require_encodable(name: str, value: str | None) -> None:
-    """JSON can spell a lone surrogate (\\ud800); such a string has no UTF-8 form to store."""
-    if value is None:
-        return
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BadRequest(f"{name} contains a lone surrogate (not a character)", code="bad_value",
-                         field=f"body.{name}") from None
 
 
 async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:
