@@ -23,19 +23,30 @@ class BadUrl(BadRequest):
     code = "bad_url"
 
 
-def normalise_host(host: str) -> str:
-    """Lowercase, no trailing dot, punycode. Raises BadUrl for an empty or undecodable host."""
-    h = host.strip().rstrip(".").lower()
-    if h.startswith("[") and h.endswith("]"):
-        return h
-    if ":" in h:  # an IPv6 literal, as urlsplit().hostname gives it
+def clean_host(host: str) -> str:
+    """Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left."""
+    h = (host or "").strip().lower()
+    if h.startswith("["):
+        end = h.find("]")
+        return h[: end + 1] if end > 0 else ""
+    if h.count(":") == 1:
+        h = h.split(":", 1)[0]
+    elif h.count(":") > 1:  # a bare IPv6 literal
         return f"[{h}]"
+    h = h.rstrip(".")
+    if not h:
+        return ""
+    return to_ascii(h) or h.lower()
+
+
+def normalise_host(host: str) -> str:
+    """clean_host, refusing (BadUrl) an empty host or an invalid internationalised name."""
+    h = clean_host(host)
     if not h:
         raise BadUrl("URL has no host")
-    ascii_host = to_ascii(h)
-    if ascii_host is None:
+    if not h.isascii():
         raise BadUrl("host is not a valid internationalised name")
-    return ascii_host
+    return h
 
 
 def to_ascii(host: str) -> str | None:

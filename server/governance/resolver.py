@@ -16,7 +16,7 @@ import dataclasses
 import ipaddress
 from typing import Any
 
-from server.urls import to_ascii
+from server.urls import clean_host  # the host rule lives with the URL rule (one decider)
 
 MODES = ("off", "suggest", "collect")
 
@@ -29,22 +29,6 @@ class Resolution:
 
     def as_dict(self) -> dict[str, str]:
         return dataclasses.asdict(self)
-
-
-def clean_host(host: str) -> str:
-    """Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left."""
-    h = (host or "").strip().lower()
-    if h.startswith("["):
-        end = h.find("]")
-        return h[: end + 1] if end > 0 else ""
-    if h.count(":") == 1:
-        h = h.split(":", 1)[0]
-    elif h.count(":") > 1:  # a bare IPv6 literal
-        return f"[{h}]"
-    h = h.rstrip(".")
-    if not h:
-        return ""
-    return to_ascii(h) or h.lower()
 
 
 def is_ip_literal(host: str) -> bool:
