@@ -8,7 +8,9 @@
 // 3. the global default.
 // IP literals and single-label names match only exactly. The result carries its reason.
 
-import { idnaEncode, isIpAddress, isLocalAddress } from './urls.js';
+import { cleanHost, isIpAddress, isLocalAddress } from './urls.js';
+
+export { cleanHost }; // the host rule lives with the URL rule (one decider), as in server/urls.py
 
 /** @typedef {'off' | 'suggest' | 'collect'} Mode */
 /**
@@ -20,29 +22,6 @@ import { idnaEncode, isIpAddress, isLocalAddress } from './urls.js';
  */
 
 export const MODES = /** @type {const} */ (['off', 'suggest', 'collect']);
-
-/**
- * Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left.
- * @param {string} host
- */
-export function cleanHost(host) {
-  let h = (host || '').trim().toLowerCase();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    return end > 0 ? h.slice(0, end + 1) : '';
-  }
-  const colons = (h.match(/:/g) || []).length;
-  if (colons === 1) h = h.split(':')[0];
-  else if (colons > 1) return `[${h}]`;
-  h = h.replace(/\.+$/, '');
-  if (!h) return '';
-  try {
-    h = idnaEncode(h);
-  } catch {
-    // keep h as it is, like the server
-  }
-  return h.toLowerCase();
-}
 
 /** @param {string} host */
 export function isIpLiteral(host) {

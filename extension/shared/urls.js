@@ -302,19 +302,35 @@ function cmpCodePoints(a, b) {
 // ---------------------------------------------------------------- the rule
 
 /** @param {string} host (hostname as urlsplit gives it) */
-export function normaliseHost(host) {
-  const h = host.trim().replace(/\.+$/, '').toLowerCase();
-  if (h.startsWith('[') && h.endsWith(']')) return h;
-  if (h.includes(':')) return `[${h}]`;
-  if (!h) throw new BadUrl('URL has no host');
-  let ascii;
-  try {
-    ascii = idnaEncode(h);
-  } catch {
-    if (isAscii(h)) ascii = h;
-    else throw new BadUrl('host is not a valid internationalised name');
+/**
+ * Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left.
+ * @param {string} host
+ */
+export function cleanHost(host) {
+  let h = (host || '').trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end > 0 ? h.slice(0, end + 1) : '';
   }
-  return ascii.toLowerCase();
+  const colons = (h.match(/:/g) || []).length;
+  if (colons === 1) h = h.split(':')[0];
+  else if (colons > 1) return `[${h}]`;
+  h = h.replace(/\.+$/, '');
+  if (!h) return '';
+  try {
+    h = idnaEncode(h);
+  } catch {
+    // keep h as it is, like the server
+  }
+  return h.toLowerCase();
+}
+
+/** cleanHost, refusing (BadUrl) an empty host or an invalid internationalised name. @param {string} host */
+export function normaliseHost(host) {
+  const h = cleanHost(host);
+  if (!h) throw new BadUrl('URL has no host');
+  if (!isAscii(h)) throw new BadUrl('host is not a valid internationalised name');
+  return h;
 }
 
 /**
