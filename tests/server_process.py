@@ -26,13 +26,30 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serve_args(port: int, data_dir: Path, *extra_args: str, log_level: str = "warning") -> list[str]:
+    """The command line that starts our server on `port` with `data_dir`."""
+    return [sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", str(data_dir),
+            "--log-level", log_level, *extra_args]
+
+
+def identity_problem(health: dict[str, Any], pid: int, under: Path) -> str | None:
+    """Why the server that answered is not the one we started (None when it is): its pid, and
+    where its database lives."""
+    got = health.get("build", {}).get("pid")
+    if got != pid:
+        return f"the server answering is pid {got}, not our subprocess {pid}"
+    db = Path(health.get("db", {}).get("path", ""))
+    if not db.is_absolute() or under.resolve() not in db.resolve().parents:
+        return f"the server's database {db} is not under {under}"
+    return None
+
+
 class ServerProcess:
     def __init__(self, data_dir: Path, *extra_args: str, log_level: str = "warning") -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.args = [sys.executable, "-m", "server", "serve", "--port", str(self.port),
-                     "--data-dir", str(data_dir), "--log-level", log_level, *extra_args]
+        self.args = serve_args(self.port, data_dir, *extra_args, log_level=log_level)
         self.log_path = data_dir.parent / f"server-{self.port}.log"
         self.token = ""
         self.proc: subprocess.Popen[bytes] | None = None
@@ -55,10 +72,9 @@ class ServerProcess:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"server did not start:\n{self.log_path.read_text(errors='replace')}")
             time.sleep(0.05)
-        if health["build"]["pid"] != self.proc.pid:
-            raise RuntimeError(f"port {self.port} is answered by pid {health['build']['pid']}, not ours")
-        if Path(health["db"]["path"]).resolve().parent != self.data_dir.resolve():
-            raise RuntimeError(f"the server's database {health['db']['path']} is not under {self.data_dir}")
+        problem = identity_problem(health, self.proc.pid, self.data_dir)
+        if problem:
+            raise RuntimeError(problem)
         return self
 
     def kill9(self) -> None:

@@ -18,14 +18,13 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from tests.server_process import free_port
+from tests.server_process import free_port, identity_problem, serve_args
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS_HEADER = "X-Wherefrom-Harness"
@@ -59,20 +58,7 @@ class CompanionServer:
         log = self.log_path.open("ab")
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [
-                sys.executable,
-                "-m",
-                "server",
-                "serve",
-                "--port",
-                str(self.port),
-                "--data-dir",
-                str(self.data_dir),
-                "--ledger",
-                str(self.ledger_path),
-                "--log-level",
-                "warning",
-            ],
+            serve_args(self.port, self.data_dir, "--ledger", str(self.ledger_path)),
             cwd=REPO,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -112,14 +98,9 @@ class CompanionServer:
     def check_identity(self, health: dict[str, Any]) -> None:
         """The answering process is the one we started, and its database lives under our dir."""
         assert self.proc is not None
-        pid = health.get("build", {}).get("pid")
-        if pid != self.proc.pid:
-            raise FarmError(
-                f"the server on {self.url} is pid {pid}, not our subprocess {self.proc.pid}"
-            )
-        db = Path(health.get("db", {}).get("path", ""))
-        if not db.is_absolute() or self.root.resolve() not in db.resolve().parents:
-            raise FarmError(f"the server's database {db} is not under the test's dir {self.root}")
+        problem = identity_problem(health, self.proc.pid, self.root)
+        if problem:
+            raise FarmError(f"{self.url}: {problem}")
 
     def log_tail(self, n: int = 2000) -> str:
         try:
