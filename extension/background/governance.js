@@ -12,13 +12,24 @@ import { getLocal, setLocal, pageMemoryOn } from './store.js';
  * @typedef {{url: string, host: string, mode: string, reason: string}} PageMode
  */
 
+/** @type {Promise<unknown>} */
+let policyChain = Promise.resolve();
+
 /**
  * Fetch GET /api/policy and store it when its version changed. Returns the snapshot in storage
  * (possibly the old one when the server cannot be reached).
  * @param {{force?: boolean}} [opts] force: fetch even with page memory off (a panel action)
  * @returns {Promise<{snapshot: PolicySnapshot | null, changed: boolean, failure?: import('./server.js').Failure}>}
  */
-export async function refreshPolicy(opts = {}) {
+export function refreshPolicy(opts = {}) {
+  // refreshes run one at a time, in the order asked: an answer fetched before a rule edit can
+  // never be written over the one fetched after it (a transient chain, not state)
+  const run = policyChain.then(() => refreshOnce(opts), () => refreshOnce(opts));
+  policyChain = run.catch(() => undefined);
+  return run;
+}
+/** @param {{force?: boolean}} opts */
+async function refreshOnce(opts) {
   const { policy, token } = await getLocal(['policy', 'token']);
   if (!token || (!opts.force && !(await pageMemoryOn()))) return { snapshot: policy, changed: false };
   const res = await api.policy();

@@ -17,6 +17,8 @@ const srv = {
   rules: /** @type {{host: string, mode: string}[]} */ ([]),
   stored: /** @type {Map<string, any>} */ (new Map()),
   green: false,
+  /** @type {Promise<void> | null} the next /api/policy answer waits for this */
+  hold: null,
 };
 const policyBody = () => ({
   version: 'v' + JSON.stringify(srv.rules).length,
@@ -24,11 +26,19 @@ const policyBody = () => ({
   rules: srv.rules,
   sensitive: { domains: sens.domains, suffixes: sens.suffixes, labels: sens.labels, exact: sens.exact },
 });
-const { fetch, calls } = makeFetch((method, url, init) => {
+const { fetch, calls } = makeFetch(async (method, url, init) => {
   if (!srv.up) throw new TypeError('Failed to fetch');
   if (url.pathname === '/api/health') return { body: { ok: true } };
   if (init.headers.Authorization !== `Bearer ${srv.token}`) return { status: 401, body: { error: { code: 'unauthorized', message: 'no' } } };
-  if (url.pathname === '/api/policy') return { body: policyBody() };
+  if (url.pathname === '/api/policy') {
+    const body = policyBody(); // the answer as of when the request arrived
+    if (srv.hold) {
+      const held = srv.hold;
+      srv.hold = null;
+      await held; // a slow answer
+    }
+    return { body };
+  }
   if (url.pathname === '/api/page-probe') return { body: { mode: 'collect', green: srv.green, exact: srv.green ? 1 : 0, documents: 0 } };
   if (method === 'POST') {
     const key = init.headers['Idempotency-Key'];
@@ -61,7 +71,7 @@ await import('../../extension/background/main.js');
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
 const { flush } = await import('../../extension/background/outbox.js');
 const { gate } = await import('../../extension/background/actions.js');
-const { wantedScripts, patternHost } = await import('../../extension/background/governance.js');
+const { wantedScripts, patternHost, refreshPolicy } = await import('../../extension/background/governance.js');
 const { recolour } = await import('../../extension/background/icon.js');
 
 const fire = (/** @type {string} */ name, /** @type {any[]} */ ...args) => Promise.all(chrome.listeners[name].map((fn) => fn(...args)));
@@ -80,6 +90,7 @@ beforeEach(async () => {
   srv.rules = [];
   srv.stored.clear();
   srv.green = false;
+  srv.hold = null;
   for (const k of Object.keys(chrome.tabsById)) delete chrome.tabsById[Number(k)];
 });
 
@@ -270,4 +281,20 @@ test('"Save selection to memory" posts the selection with the tab\'s normalised 
   calls.length = 0;
   await fire('contextMenus.onClicked', { menuItemId: 'wherefrom-save-selection', selectionText: 'secret' }, tab);
   assert.ok(!serverCalls().some((c) => c.method === 'POST'));
+});
+
+test('a policy fetched before a rule edit never overwrites the one fetched after it', async () => {
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  srv.rules = [{ host: 'example.org', mode: 'suggest' }]; // a first edit, not yet in the cache
+  /** @type {() => void} */
+  let release = () => {};
+  srv.hold = new Promise((r) => { release = r; });
+  const before = refreshPolicy({ force: true }); // its answer (suggest) is computed now, arrives late
+  await new Promise((r) => setTimeout(r, 10));
+  srv.rules = [{ host: 'example.org', mode: 'off' }]; // the second edit lands on the server
+  const after = refreshPolicy({ force: true });
+  setTimeout(release, 50); // the slow answer arrives after the fast one could have been stored
+  await Promise.all([before, after]);
+  const { policy } = await chrome.storage.local.get('policy');
+  assert.deepEqual(policy.rules, [{ host: 'example.org', mode: 'off' }]);
 });
