@@ -258,7 +258,8 @@ async def test_registry_evidence(chromium: Any, site_id: str, layout_id: str, fx
 
 # registry keys whose string values are not CSS selectors
 NOT_SELECTORS = ["id", "name", "hosts", "matches", "conversation", "reason", "fixture", "lazy", "editor",
-                 "attr", "value", "values", "default", ""]
+                 "attr", "value", "values", "default", "", "paths", "marker", "format", "messages", "role",
+                 "roles", "join", "checked", "page"]
 
 
 async def test_every_registry_selector_parses(chromium: Any) -> None:

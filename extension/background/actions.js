@@ -136,12 +136,17 @@ export async function forwardCapture(tab, payload) {
 /**
  * content:selector-miss: remembered locally for the Activity view (and logged). Nothing is sent.
  * @param {chrome.tabs.Tab} tab
- * @param {{site: string, detail?: unknown}} payload
+ * The kind (`no_turns`, `missing_role`, `empty_turn`), the layouts tried and the URL's path
+ * pattern come from the content script; never page text.
+ * @param {{site: string, kind?: string, layouts?: string[], path?: string, detail?: unknown}} payload
  */
 export async function recordSelectorMiss(tab, payload) {
   const pm = await pageMode(tab.url);
   const { selectorMisses } = await getLocal(['selectorMisses']);
-  const miss = { at: Date.now(), site: payload.site, url: pm ? pm.url : '', host: pm ? pm.host : '', detail: payload.detail ?? null };
+  const miss = {
+    at: Date.now(), site: payload.site, kind: payload.kind || 'no_turns', layouts: payload.layouts || [],
+    path: payload.path || '', url: pm ? pm.url : '', host: pm ? pm.host : '', detail: payload.detail ?? null,
+  };
   console.warn('wherefrom: selector miss', miss);
   await setLocal({ selectorMisses: [...selectorMisses, miss].slice(-50) });
   return { ok: true, message: 'noted' };
