@@ -26,6 +26,12 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from e2e.harness.real_pages import describe_expected_failures
+
+    return [describe_expected_failures()]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     _SESSION_T0.append(time.monotonic())
     if not _is_worker(session.config) and not session.config.option.collectonly:

@@ -24,7 +24,10 @@ REFERENCE = REPO.parent / "shared" / "reference"
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}"]
+    from e2e.harness.real_pages import describe_expected_failures
+
+    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}",
+            describe_expected_failures()]
 
 
 @dataclasses.dataclass

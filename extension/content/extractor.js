@@ -316,17 +316,18 @@
   }
 
   /**
-   * An open panel's text belongs to the assistant turn that produced it: the turn holding the
-   * panel's `opener` (the card that opened it) when one is found, else the last assistant turn.
+   * An open panel's text belongs to the assistant turn that produced it: the last turn holding
+   * the panel's `opener` (the card that opens it) when one is found, else the last assistant turn.
    */
   function attachPanels(turns, panels) {
     panels.forEach(function (p) {
       var target = null;
       var opener = asSelector(p.panel.opener);
       if (opener) {
-        target = turns.find(function (t) {
-          return t.role === 'assistant' && t.el && (t.el.matches(opener) || t.el.querySelector(opener));
-        }) || null;
+        for (var k = turns.length - 1; k >= 0 && !target; k--) {
+          var t = turns[k];
+          if (t.role === 'assistant' && t.el && (t.el.matches(opener) || t.el.querySelector(opener))) target = t;
+        }
       }
       if (!target) {
         for (var i = turns.length - 1; i >= 0 && !target; i--) if (turns[i].role === 'assistant') target = turns[i];

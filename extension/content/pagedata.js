@@ -12,7 +12,7 @@
  *     passed to `…enqueue("…")`, itself turbo-stream encoded);
  *   - walk `messages` (a dotted path; `*` = every item of a list or value of an object);
  *   - per message: role at `role` (mapped by `roles`, others skipped), text at `text` (a string,
- *     or the strings of a list joined), native id at `id`.
+ *     or the strings of a list joined), native id at `native_id`.
  * A reader applies only on the URL paths its `paths` RegExp allows (share pages), where the data
  * is the whole, fixed conversation. A script already decoded is not decoded again.
  */
@@ -21,8 +21,8 @@
   var ns = globalThis.Wherefrom;
   if (!ns || Object.isFrozen(ns)) return;
 
-  // turbo-stream's special values (negative indexes)
-  var SPECIAL = { '-1': undefined, '-2': null, '-3': NaN, '-4': Infinity, '-5': -Infinity, '-6': -0, '-7': undefined };
+  // turbo-stream's special values (negative indexes): hole, NaN, -Infinity, -0, null, Infinity, undefined
+  var SPECIAL = { '-1': undefined, '-2': NaN, '-3': -Infinity, '-4': -0, '-5': null, '-6': Infinity, '-7': undefined };
 
   /**
    * Decode a turbo-stream flat list (React Router / Remix): values are indexes into the list,
@@ -138,7 +138,7 @@
         if (role !== 'user' && role !== 'assistant') return;
         var t = X.normalise(textOf(pathValues(m, spec.text)[0]));
         if (!t) return;
-        var id = spec.id ? pathValues(m, spec.id)[0] : null;
+        var id = spec.native_id ? pathValues(m, spec.native_id)[0] : null;
         turns.push({ role: role, text: t, id: typeof id === 'string' && id ? id : null });
       });
       decoded.set(s, { spec: spec, length: text.length, turns: turns });
