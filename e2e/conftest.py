@@ -44,6 +44,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.write_line(f"farm: site health matrix in {path} (and health.html)")
+            from e2e.harness.real_pages import describe_expected_failures
+
+            tr.write_line(f"farm: {describe_expected_failures()}")
         # a whole-farm run where a cell never ran is not green: silence is not "passed"
         not_run = sum(s.get("not_run", 0) for s in json.loads(path.read_text("utf-8"))["summary"].values())
         if not_run and _whole_farm(session.config) and session.exitstatus == 0:
