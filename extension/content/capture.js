@@ -39,6 +39,7 @@
     this.site = site;
     this.acc = new X.Accumulator();
     this.timer = null;
+    this.timerAt = 0;
     this.lastMutation = 0;
     this.lastSent = '';
     this.layout = null;
@@ -61,11 +62,11 @@
       if (l.streaming && l.streaming.attr) attrs.push(l.streaming.attr);
     });
     this.observer = new MutationObserver(function (records) {
-      if (self.relevant(records)) self.onMutation();
+      if (self.relevant(records)) self.onMutation(records);
     });
     this.observerOptions = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: attrs };
     this.observe(document);
-    this.onMutation();
+    this.onMutation(null);
   };
 
   Runtime.prototype.observe = function (root) {
@@ -91,6 +92,7 @@
   Runtime.prototype.relevant = function (records) {
     var box = this.container;
     if (!box || !box.isConnected || this.site.shadow) return true;
+    if (this.streamEnded(records)) return true;   // the stop button (outside the thread) went away
     var attr = this.layout && this.layout.streaming && this.layout.streaming.attr;
     for (var i = 0; i < records.length; i++) {
       var r = records[i];
@@ -108,12 +110,29 @@
     return box || null;
   }
 
-  Runtime.prototype.onMutation = function () {
+  Runtime.prototype.onMutation = function (records) {
     this.lastMutation = Date.now();
-    if (this.timer === null && !this.collecting) {
-      var self = this;
-      this.timer = setTimeout(function () { self.timer = null; self.tick(); }, DEBOUNCE_MS);
+    if (this.collecting) return;
+    // the reply's done signal: read soon, not at the end of the "still growing" wait
+    if (this.timer !== null && this.timerAt - Date.now() > DEBOUNCE_MS && this.streamEnded(records)) {
+      clearTimeout(this.timer);
+      this.timer = null;
     }
+    if (this.timer === null) this.schedule(DEBOUNCE_MS);
+  };
+
+  Runtime.prototype.schedule = function (wait) {
+    var self = this;
+    this.timerAt = Date.now() + wait;
+    this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
+  };
+
+  /** While a reply grows: did these mutations end it (the layout's streaming signal went away)? */
+  Runtime.prototype.streamEnded = function (records) {
+    var spec = this.phase === 'growing' && this.layout && this.layout.streaming;
+    if (!spec || !records) return false;
+    if (spec.attr && records.some(function (r) { return r.attributeName === spec.attr; })) return true;
+    return !!spec.selector && !X.queryAll(document, X.asSelector(spec.selector), !!this.site.shadow).length;
   };
 
   /** Is the page's URL one that must show turns (registry `conversation`, else a composer)? */
@@ -200,9 +219,7 @@
   /** While a reply is still growing, look again once more (a single timeout, not a poll). */
   Runtime.prototype.again = function () {
     if (this.timer !== null) return;
-    var self = this;
-    var wait = Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation));
-    this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
+    this.schedule(Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation)));
   };
 
   Runtime.prototype.emit = function (settled) {
