@@ -283,7 +283,7 @@ async def test_registry_evidence(chromium: Any, site_id: str, kind: str, alt_id:
         await page.context.close()
 
 
-def test_evidence_is_newest_first() -> None:
+async def test_evidence_is_newest_first() -> None:
     """Evidence entries carrying a `checked` date are listed newest first."""
     for site in REGISTRY["sites"]:
         for alt in site["layouts"] + site.get("page_data", []):
