@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.conftest import Api
 
-SECRET = "hazelnut-ledger-7731"
+MARKER = "hazelnut-ledger-7731"
 
 
 async def activity(api: Api) -> list[dict[str, Any]]:
@@ -22,8 +22,8 @@ def mentions(rows: list[dict[str, Any]], needle: str) -> list[dict[str, Any]]:
 
 
 async def test_forget_hides_the_activity_rows_of_its_notes_and_undo_restores_them(api: Api) -> None:
-    for url, text in [("https://forgetme.example/a", f"{SECRET} on the root"),
-                      ("https://deep.forgetme.example/b", f"{SECRET} on a subdomain")]:
+    for url, text in [("https://forgetme.example/a", f"{MARKER} on the root"),
+                      ("https://deep.forgetme.example/b", f"{MARKER} on a subdomain")]:
         status, body = await api.post("/api/notes", {"url": url, "title": "t", "text": text})
         assert status == 201, body
     status, body = await api.post("/api/captures", {"url": "https://forgetme.example/chat", "title": "c", "site": "x",
@@ -33,11 +33,11 @@ async def test_forget_hides_the_activity_rows_of_its_notes_and_undo_restores_the
                                                             "text": "A document kept by forget. " * 30})
     assert status == 201, body
     status, body = await api.post("/api/notes", {"url": "https://notforgetme.example/c", "title": "t",
-                                                 "text": f"{SECRET} elsewhere"})
+                                                 "text": f"{MARKER} elsewhere"})
     assert status == 201, body
 
     before = await activity(api)
-    assert len(mentions(before, SECRET)) == 3            # positive control: the text is in the log
+    assert len(mentions(before, MARKER)) == 3            # positive control: the text is in the log
     assert len(mentions(before, "forgetme.example/chat")) == 1
 
     status, dry = await api.post("/api/forget", {"host": "forgetme.example", "dry_run": True})
@@ -47,7 +47,7 @@ async def test_forget_hides_the_activity_rows_of_its_notes_and_undo_restores_the
     assert done["activity"] == 3                          # two notes and the capture
 
     after = await activity(api)
-    left = mentions(after, SECRET)
+    left = mentions(after, MARKER)
     assert [r["source_url"] for r in left] == ["https://notforgetme.example/c"]
     assert not [r for r in after if (r["source_url"] or "").startswith(("https://forgetme.example/chat",
                                                                         "https://deep.forgetme.example"))]
@@ -60,5 +60,5 @@ async def test_forget_hides_the_activity_rows_of_its_notes_and_undo_restores_the
     status, undone = await api.post("/api/forget/undo", {"batch": done["batch"]})
     assert status == 200, undone
     restored = await activity(api)
-    assert len(mentions(restored, SECRET)) == 3
+    assert len(mentions(restored, MARKER)) == 3
     assert {r["id"] for r in before} <= {r["id"] for r in restored}
