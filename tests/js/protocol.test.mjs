@@ -86,3 +86,13 @@ test('senderKind: the tier comes from what Chrome says about the sender', () => 
   assert.equal(kind({ id: ID, url: 'file:///tmp/x.html', tab: { id: 1 } }), null);
   assert.equal(kind(undefined), null);
 });
+
+test('a selector miss carries its kind, the layouts tried and a path pattern — and nothing else', () => {
+  const miss = { site: 'gemini', kind: 'missing_role', layouts: ['share-turn-viewer', 'custom-elements'], path: '/app/:id' };
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: miss }, 'content').ok, true);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, layouts: [42] } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, layouts: 'custom-elements' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, kind: '' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, url: 'https://gemini.google.com/app/1' } }, 'content').ok, false,
+    'a miss never names the URL');
+});
