@@ -92,7 +92,13 @@ async def test_miss_control(fx: Fixture | None, complete: Fixture | None, make_f
 
     # the turns that were found are still stored
     want = [(t["role"], collapse(t["text"])) for t in fx.expected["turns"]]
-    stored = [(t["role"], collapse(t["text"])) for t in await farm.server.conversation(fx.url)]
+    stored: list[tuple[str, str]] = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        stored = [(t["role"], collapse(t["text"])) for t in await farm.server.conversation(fx.url)]
+        if stored == want:
+            break
+        await asyncio.sleep(0.3)
     health["captured"] = len(stored)
     assert stored == want
 
