@@ -26,7 +26,6 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,10 +15,10 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from urllib.parse import urlsplit
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
