@@ -80,11 +80,11 @@ async def one_run(farm: Farm, fx: Fixture) -> float | None:
             seen_ms = time.time() * 1000
             break
         await asyncio.sleep(POLL_S)
-    done_ms = await page.evaluate("() => window.__wfDoneAt || null")
+    done_ms: float | None = await page.evaluate("() => window.__wfDoneAt || null")
     await page.close()
     if seen_ms is None or done_ms is None:
         return None
-    return max(0.0, (seen_ms - done_ms) / 1000)
+    return max(0.0, (seen_ms - float(done_ms)) / 1000)
 
 
 async def floor(farm: Farm, fx: Fixture, n: int) -> list[float]:

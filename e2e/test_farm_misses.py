@@ -92,7 +92,7 @@ async def test_miss_control(fx: Fixture | None, complete: Fixture | None, make_f
 
     # the turns that were found are still stored
     want = [(t["role"], collapse(t["text"])) for t in fx.expected["turns"]]
-    stored: list[tuple[str, str]] = []
+    stored = []
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         stored = [(t["role"], collapse(t["text"])) for t in await farm.server.conversation(fx.url)]

@@ -238,6 +238,7 @@ def evidence_cases() -> list[Any]:
     for site in REGISTRY["sites"]:
         entries = [("layout", lay["id"], lay["evidence"]) for lay in site["layouts"]]
         entries += [("page_data", d["id"], d["evidence"]) for d in site.get("page_data", [])]
+        entries += [("panel", p["id"], p["evidence"]) for p in site.get("panels", [])]
         for kind, alt_id, evidence in entries:
             for ev in evidence:
                 where = ev.get("fixture") or ev["page"]
@@ -276,6 +277,10 @@ async def test_registry_evidence(chromium: Any, site_id: str, kind: str, alt_id:
               if (kind === 'page_data') {
                 return ns.pageData.readWith(document, site.page_data.find(d => d.id === altId)).length;
               }
+              if (kind === 'panel') {
+                const only = Object.assign({}, site, {panels: site.panels.filter(p => p.id === altId)});
+                return ns.extractor.readPanels(document, only, []).length;
+              }
               return ns.extractor.countMatches(document, site, site.layouts.find(l => l.id === altId));
             }""", [site_id, kind, alt_id])
         assert got == count, f"{site_id}/{alt_id} finds {got} on {name}, registry says {count}"
@@ -286,7 +291,7 @@ async def test_registry_evidence(chromium: Any, site_id: str, kind: str, alt_id:
 async def test_evidence_is_newest_first() -> None:
     """Evidence entries carrying a `checked` date are listed newest first."""
     for site in REGISTRY["sites"]:
-        for alt in site["layouts"] + site.get("page_data", []):
+        for alt in site["layouts"] + site.get("page_data", []) + site.get("panels", []):
             dates = [ev["checked"] for ev in alt["evidence"] if "checked" in ev]
             assert dates == sorted(dates, reverse=True), f"{site['id']}/{alt['id']}: {dates}"
 
