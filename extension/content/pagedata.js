@@ -12,7 +12,9 @@
  *     passed to `…enqueue("…")`, itself turbo-stream encoded);
  *   - walk `messages` (a dotted path; `*` = every item of a list or value of an object);
  *   - per message: role at `role` (mapped by `roles`, others skipped), text at `text` (a string,
- *     or the strings of a list joined), native id at `native_id`.
+ *     or the strings of a list joined), native id at `native_id`; a message whose `skip` path is
+ *     truthy is hidden from the conversation; with `join: "consecutive"` messages of one role
+ *     that follow each other are one turn (as the page shows them in one turn container).
  * A reader applies only on the URL paths its `paths` RegExp allows (share pages), where the data
  * is the whole, fixed conversation. A script already decoded is not decoded again.
  */
@@ -136,9 +138,15 @@
         var rawRole = pathValues(m, spec.role)[0];
         var role = spec.roles ? spec.roles[rawRole] : rawRole;
         if (role !== 'user' && role !== 'assistant') return;
+        if (spec.skip && pathValues(m, spec.skip)[0]) return;   // hidden from the conversation
         var t = X.normalise(textOf(pathValues(m, spec.text)[0]));
         if (!t) return;
         var id = spec.native_id ? pathValues(m, spec.native_id)[0] : null;
+        var prev = turns[turns.length - 1];
+        if (spec.join === 'consecutive' && prev && prev.role === role) {
+          prev.text = X.normalise(prev.text + ' ' + t);   // one turn shown as several messages
+          return;
+        }
         turns.push({ role: role, text: t, id: typeof id === 'string' && id ? id : null });
       });
       decoded.set(s, { spec: spec, length: text.length, turns: turns });
