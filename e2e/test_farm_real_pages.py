@@ -71,31 +71,19 @@ def registry_site(host: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("page_case", pages())
-async def test_real_page_capture(page_case, make_farm, health):
-    if page_case is None:
-        health.update(site="_real", phase="real_pages", variant="none")
-        pytest.skip(
-            f"no real saved pages at {folder()} (optional; set WF_REAL_PAGES to use another folder)"
-        )
-    html_path, data = page_case
+async def capture_real_page(
+    make_farm: Any, html_path: Path, data: dict[str, Any]
+) -> tuple[list[tuple[str, str]], list[dict[str, Any]], bool]:
+    """Serve the saved page at its real URL with the extension on `collect`; return the turns the
+    server stored, the selector misses recorded and whether the capture script was injected."""
     url = data["url"]
     host = urlsplit(url).hostname or ""
-    site = registry_site(host)
-    health.update(
-        site=site or data.get("site", "?"),
-        phase="real_pages",
-        variant=html_path.stem,
-        supported=bool(site),
-    )
     expected = [(t["role"], collapse(t["text"])) for t in data.get("turns", [])]
-    health["turns_expected"] = len(expected)
-
     farm = await make_farm()
     await farm.configure(page_memory=True)
     await farm.server.set_site_mode(host, "collect")
     await farm.refresh_policy()
-    body = html_path.read_bytes()
+    body = await asyncio.to_thread(html_path.read_bytes)
 
     async def serve(route: Any) -> None:
         req = urlsplit(route.request.url)
@@ -132,14 +120,46 @@ async def test_real_page_capture(page_case, make_farm, health):
         ):
             break
         await asyncio.sleep(0.5)
-    cmp = real_pages.compare(html_path.stem, data.get("turns", []), got)
+    await asyncio.sleep(0.5)  # a miss is recorded right after the settled capture
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
+    return got, misses, await farm.browser.capture_injected(page)
+
+
+def judge(name: str, host: str, site: str, cmp: real_pages.Comparison, misses: list[dict[str, Any]]) -> None:
+    """The gate for a page the registry claims: exact, and no miss on a complete capture."""
+    kinds = [m.get("kind") or "no_turns" for m in misses]
+    assert cmp.exact, (
+        f"the registry claims {host} ({site}) but the real page {name} was captured wrong: "
+        f"{cmp.matched}/{cmp.expected} turns match, {cmp.captured} captured; {cmp.first_diff}; misses {kinds}"
+    )
+    assert not kinds, f"a complete capture of {name} recorded selector misses: {misses}"
+
+
+@pytest.mark.parametrize("page_case", pages())
+async def test_real_page_capture(page_case, make_farm, health):
+    if page_case is None:
+        health.update(site="_real", phase="real_pages", variant="none")
+        pytest.skip(
+            f"no real saved pages at {folder()} (optional; set WF_REAL_PAGES to use another folder)"
+        )
+    html_path, data = page_case
+    host = urlsplit(data["url"]).hostname or ""
+    site = registry_site(host)
+    health.update(
+        site=site or data.get("site", "?"),
+        phase="real_pages",
+        variant=html_path.stem,
+        supported=bool(site),
+    )
+    health["turns_expected"] = len(data.get("turns", []))
+    got, misses, injected = await capture_real_page(make_farm, html_path, data)
+    cmp = real_pages.compare(html_path.stem, data.get("turns", []), got)
     kinds = [m.get("kind") or "no_turns" for m in misses]
     health.update(
         turns_captured=len(got),
         matched_turns=cmp.matched,
         match=cmp.exact,
-        injected=await farm.browser.capture_injected(page),
+        injected=injected,
         expected=cmp.expected,
         captured=cmp.captured,
         matched=cmp.matched,
@@ -157,8 +177,36 @@ async def test_real_page_capture(page_case, make_farm, health):
         return
     if listed:
         pytest.xfail(f"listed in {real_pages.EXPECTED_FAILURES.name}: {listed['reason']} ({listed['date']})")
-    assert cmp.exact, (
-        f"the registry claims {host} ({site}) but the real page was captured wrong: "
-        f"{cmp.matched}/{cmp.expected} turns match, {cmp.captured} captured; {cmp.first_diff}; misses {kinds}"
-    )
-    assert not kinds, f"a complete capture recorded selector misses: {misses}"
+    judge(html_path.stem, host, site, cmp, misses)
+
+
+async def test_gate_fails_a_wrong_capture(make_farm, health):
+    """Positive control for the gate in the farm: one real page captured by the extension passes
+    against its transcript and fails against the same transcript with a turn's text changed, a
+    turn dropped, an extra turn, or two roles swapped."""
+    d = folder()
+    exp = d / "defuddle-chatgpt-post-thought.expected.json"
+    if not exp.is_file():
+        health.update(site="_real", phase="real_pages", variant="gate-control")
+        pytest.skip(f"{exp} not present")
+    data = json.loads(exp.read_text("utf-8"))
+    host = urlsplit(data["url"]).hostname or ""
+    site = registry_site(host) or "?"
+    health.update(site=site, phase="real_pages", variant="gate-control")
+    got, misses, _ = await capture_real_page(make_farm, exp.with_name(exp.name.replace(".expected.json", ".html")), data)
+    turns = data["turns"]
+    judge(exp.stem, host, site, real_pages.compare("gate-control", turns, got), misses)  # passes
+    wrong = {
+        "text": [turns[0], {**turns[1], "text": turns[1]["text"] + " Thought for 12s"}],
+        "dropped": turns[:1],
+        "extra": [*turns, {"role": "assistant", "text": "More."}],
+        "roles": [{**turns[0], "role": "assistant"}, {**turns[1], "role": "user"}],
+    }
+    failed = []
+    for what, transcript in wrong.items():
+        try:
+            judge(exp.stem, host, site, real_pages.compare("gate-control", transcript, got), misses)
+        except AssertionError:
+            failed.append(what)
+    health["gate_failed_on"] = failed
+    assert failed == list(wrong), f"the gate let a wrong capture pass: {set(wrong) - set(failed)}"
