@@ -311,6 +311,10 @@ async def test_every_registry_selector_parses(chromium: Any) -> None:
               const bad = [];
               let checked = 0;
               const walk = (v, path, key) => {
+                if (key === 'page_data') {  // data paths, not selectors: only `script` is one
+                  v.forEach((d, i) => d.script && walk(d.script, path + '[' + i + '].script', 'script'));
+                  return;
+                }
                 if (typeof v === 'string') {
                   if (notSelectors.includes(key)) return;
                   checked++;

@@ -9,10 +9,11 @@
  * Everything site-specific is data (registry `page_data`); this file is the one generic reader:
  *   - find scripts (`script` selector) whose text holds `marker`;
  *   - decode them (`format`: "json" = the script is JSON; "enqueue" = the JSON string literal
- *     passed to `…enqueue("…")`, itself turbo-stream encoded);
+ *     passed to `…enqueue("…")`, itself turbo-stream encoded; "assign" = the object literal
+ *     assigned after `marker`, e.g. Kimi's `window.HYDRATION_INIT_STATE={…}`, read as JSON);
  *   - walk `messages` (a dotted path; `*` = every item of a list or value of an object);
- *   - per message: role at `role` (mapped by `roles`, others skipped), text at `text` (a string,
- *     or the strings of a list joined), native id at `native_id`; a message whose `skip` path is
+ *   - per message: role at `role` (mapped by `roles`, others skipped), text at `text` (every
+ *     string found there, or the strings of a list, joined), native id at `native_id`; a message whose `skip` path is
  *     truthy is hidden from the conversation; with `join: "consecutive"` messages of one role
  *     that follow each other are one turn (as the page shows them in one turn container).
  * A reader applies only on the URL paths its `paths` RegExp allows (share pages), where the data
@@ -85,6 +86,38 @@
     }
   }
 
+  /**
+   * The object literal assigned after `marker` (`window.STATE={...}`), read as JSON: outside
+   * strings, `undefined` becomes null and `BigInt("n")` its digits as a string (a serialised
+   * store). Never evaluated. Null when it is not JSON after that.
+   */
+  function assignedValue(text, marker) {
+    var at = text.indexOf(marker);
+    if (at < 0) return null;
+    var src = text.slice(at + marker.length).trim().replace(/;\s*$/, '');
+    var out = '';
+    var inString = false;
+    for (var i = 0; i < src.length; i++) {
+      var c = src.charAt(i);
+      if (inString) {
+        out += c;
+        if (c === '\\') { out += src.charAt(++i); continue; }
+        if (c === '"') inString = false;
+        continue;
+      }
+      if (c === '"') { inString = true; out += c; continue; }
+      if (src.startsWith('undefined', i) && !/[\w$]/.test(src.charAt(i + 9))) { out += 'null'; i += 8; continue; }
+      var big = /^BigInt\("(-?\d+)"\)/.exec(src.slice(i, i + 40));
+      if (big) { out += '"' + big[1] + '"'; i += big[0].length - 1; continue; }
+      out += c;
+    }
+    try {
+      return JSON.parse(out);
+    } catch (e) {
+      return null;
+    }
+  }
+
   /** Every value at a dotted path ("a.*.b"); `*` fans out over a list's items or an object's values. */
   function pathValues(value, path) {
     var out = [value];
@@ -129,6 +162,8 @@
       if (spec.format === 'enqueue') {
         var flat = enqueuedValue(text, spec.marker);
         data = Array.isArray(flat) ? decodeTurboStream(flat) : null;
+      } else if (spec.format === 'assign') {
+        data = assignedValue(text, spec.marker);
       } else {
         try { data = JSON.parse(text); } catch (e) { data = null; }
       }
@@ -139,7 +174,7 @@
         var role = spec.roles ? spec.roles[rawRole] : rawRole;
         if (role !== 'user' && role !== 'assistant') return;
         if (spec.skip && pathValues(m, spec.skip)[0]) return;   // hidden from the conversation
-        var t = X.normalise(textOf(pathValues(m, spec.text)[0]));
+        var t = X.normalise(pathValues(m, spec.text).map(textOf).join('\n\n'));
         if (!t) return;
         var id = spec.native_id ? pathValues(m, spec.native_id)[0] : null;
         var prev = turns[turns.length - 1];
