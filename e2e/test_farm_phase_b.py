@@ -103,6 +103,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     health["probe_requests"] = len(probes)
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
     health["selector_misses"] = len(misses)
+    health["misses"] = [m.get("kind") or "no_turns" for m in misses]
 
     # composer: insert a memory through the side panel's path, into the site's own editor model
     text = f"Remembered fact {secrets.token_hex(3)}"
