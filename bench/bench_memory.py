@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from server import ages  # noqa: E402
+from server.governance.policy import sensitive_defaults  # noqa: E402
+from server.governance.visibility import FUNCTION, HostVisibility  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.memory.pagematch import strip_site_name  # noqa: E402
 from server.memory.search import (  # noqa: E402
@@ -201,6 +204,15 @@ def pct(xs: list[float], p: float) -> float:
 
 # --- the floor: the same lookups as bare SQL --------------------------------------------------
 
+def install_visibility(con: sqlite3.Connection) -> None:
+    """The floor pays what the server pays: the one visibility function (wf_visible, memoised per
+    host) over the default policy, so the ratios measure the HTTP stack, not the rule."""
+    snapshot = {"version": "bench", "global_default": "collect", "rules": [],
+                "sensitive": {k: sensitive_defaults().get(k, {}) for k in ("domains", "suffixes", "labels", "exact")}}
+    owner = types.SimpleNamespace(current=snapshot)
+    con.create_function(FUNCTION, 1, HostVisibility(owner), deterministic=False)  # type: ignore[arg-type]
+
+
 def sql_probe(con: sqlite3.Connection, url: str, title: str) -> None:
     con.execute("SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (url,)).fetchone()
     con.execute("SELECT id FROM documents WHERE source_url = ?", (url,)).fetchall()
@@ -324,6 +336,7 @@ async def run(data_dir: Path, samples: int) -> None:
         proc.terminate()
         proc.wait(10)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    install_visibility(con)
     sql = {
         "page-probe (miss)": timed_sql(sql_probe, con, probe_pages),
         "page-match": timed_sql(sql_match, con, match_pages),

@@ -38,7 +38,7 @@ function pageCard(tab) {
     el('div', { class: 'page-title', text: tab.title || tab.url }),
     el('div', { class: 'page-host' }, [
       el('span', { text: tab.host }),
-      tab.mode && tab.mode !== 'unknown' ? el('span', { class: `mode mode-${tab.mode}`, text: tab.mode, attrs: { title: MODE_WORDS[tab.mode] || '' } }) : null,
+      tab.mode ? el('span', { class: `mode mode-${tab.mode}`, text: tab.mode, attrs: { title: MODE_WORDS[tab.mode] || '' } }) : null,
     ]),
     tab.reason && tab.reason !== 'no-policy' ? el('div', { class: 'hint', text: reasonWords(tab.reason) }) : null,
   );
