@@ -10,7 +10,6 @@ from aiohttp import web
 
 from server import appkeys, idempotency, ledger, security
 from server.governance import visibility
-from server.governance.policy import PolicyOwner
 from server.memory.forget import Confirmations
 from server.probe_cache import ProbeCache
 from server.routes import route_apis
@@ -26,9 +25,7 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[appkeys.SETTINGS]
     store = await Store.open(settings.db_path)
     app[appkeys.STORE] = store
-    policy = PolicyOwner(store)
-    await visibility.install(store, policy)
-    app[appkeys.POLICY] = policy
+    app[appkeys.POLICY] = await visibility.govern(store)
     log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
     yield
     await store.close()

@@ -63,6 +63,7 @@ class PolicyOwner:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._current: dict[str, Any] | None = None
+        self._mark: tuple[int, float] | None = None
 
     @property
     def current(self) -> dict[str, Any]:
@@ -83,6 +84,15 @@ class PolicyOwner:
         version = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
         self._current = {"version": version, **body, "limits": limits.as_dict()}
         return self._current
+
+    async def refresh(self) -> dict[str, Any]:
+        """Reload when the stored rules changed since the last load (another process edited them)."""
+        row = await self.store.fetchone("SELECT COUNT(*), COALESCE(MAX(updated_at), 0) FROM site_rules")
+        mark = (int(row[0]), float(row[1])) if row else (0, 0.0)
+        if self._current is None or mark != self._mark:
+            await self.load()
+            self._mark = mark
+        return self.current
 
     async def snapshot(self) -> dict[str, Any]:
         return self._current if self._current is not None else await self.load()
