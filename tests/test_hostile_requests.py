@@ -740,7 +740,7 @@ MALFORMED = {
     "header without a colon": b"GET /api/health HTTP/1.1\r\nHost: {host}\r\nECHOME header\r\n\r\n",
     "bad header name": b"GET /api/health HTTP/1.1\r\nHost: {host}\r\nECH\x01OME: x\r\n\r\n",
     "header line too long": b"GET /api/health HTTP/1.1\r\nHost: {host}\r\nX-Echo: ECHOME" + b"a" * 20000 + b"\r\n\r\n",
-    "request line too long": b"GET /ECHOME" + b"a" * 20000 + b" HTTP/1.1\r\nHost: {host}\r\n\r\n",
+    "request line too long": b"GET /ECHOME" + b"a" * 140000 + b" HTTP/1.1\r\nHost: {host}\r\n\r\n",
     "bad chunk size": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nECHOME\r\n",
     "bad content length": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nContent-Length: ECHOME\r\n\r\n",
     "two content lengths": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
