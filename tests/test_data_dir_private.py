@@ -62,7 +62,7 @@ async def test_a_new_data_dir_is_private(settings: Settings) -> None:
 async def test_a_readable_data_dir_is_fixed_at_start(settings: Settings) -> None:
     data = settings.data_dir
     data.mkdir(mode=0o755)
-    os.chmod(data, 0o755)
+    os.chmod(data, 0o755)  # noqa: S103 - the readable dir an older version left
     con = sqlite3.connect(data / "wherefrom.db")
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("CREATE TABLE leftover(x)")
