@@ -104,6 +104,20 @@ const V6_PRIVATE = [
 ];
 
 /**
+ * The IPv4 address (as a number) an IPv6 address carries: mapped ::ffff:a.b.c.d, compatible
+ * ::a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::; null otherwise.
+ * @param {bigint} v6
+ * @returns {number | null}
+ */
+export function embeddedIPv4(v6) {
+  if (v6 >> 32n === 0xffffn) return Number(v6 & 0xffffffffn);
+  if (v6 >> 112n === 0x2002n) return Number((v6 >> 80n) & 0xffffffffn);
+  if (v6 >> 32n === 0x64ff9bn << 64n) return Number(v6 & 0xffffffffn);
+  if (v6 >> 32n === 0n && v6 > 0xffffn) return Number(v6);
+  return null;
+}
+
+/**
  * Python's `ip.is_private or ip.is_loopback or ip.is_link_local` (3.11 tables).
  * @param {string} s an address without brackets
  * @returns {boolean | null} null when s is not an address
@@ -119,10 +133,10 @@ export function isLocalAddress(s) {
   }
   const v6 = s.includes(':') ? parseIPv6(s) : null;
   if (v6 === null) return null;
-  if (v6 >> 32n === 0xffffn) {
-    // IPv4-mapped (::ffff:a.b.c.d): judged as the IPv4 address it carries, like the server
-    const v4m = Number(v6 & 0xffffffffn);
-    return isLocalAddress([24, 16, 8, 0].map((b) => (v4m >>> b) & 255).join('.'));
+  const carried = embeddedIPv4(v6);
+  if (carried !== null) {
+    // judged as the IPv4 address it carries, like the server (resolver.py embedded_ipv4)
+    return isLocalAddress([24, 16, 8, 0].map((b) => (carried >>> b) & 255).join('.'));
   }
   return V6_PRIVATE.some(([net, len]) => {
     const base = /** @type {bigint} */ (parseIPv6(/** @type {string} */ (net)));
