@@ -18,10 +18,19 @@ from server.app import create_app
 from server.serving import JsonErrorRunner
 from server.settings import Settings
 from server.store.db import Store, fts5_available
+from tests import processes
 from tests.server_process import free_port  # noqa: F401 - the one free-port helper, re-exported for tests
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    processes.session_start(session.config)  # "do you leak?": count our processes before and after
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    processes.session_finish(session)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
