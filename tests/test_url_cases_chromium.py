@@ -31,12 +31,14 @@ ISSUE_15 = [f"http://{h}:8080/x" for h in (
     "[::ffff:127.0.0.1]", "[::127.0.0.1]", "xn--a", "exa mple.com", "exa%00mple", "a..b", "intranet",
 )]
 CHROMIUM_STRICTER = {"http://1.ي/x"}
+HAVE_CHROMIUM = Path(CHROMIUM).exists()
+URLS_JS_SOURCE = (REPO / "extension" / "shared" / "urls.js").read_text("utf-8")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def chromium() -> AsyncIterator[Any]:
     pw_api = pytest.importorskip("playwright.async_api")
-    if not Path(CHROMIUM).exists():
+    if not HAVE_CHROMIUM:
         skip_unless_optional(f"no Chromium at {CHROMIUM}")
     async with pw_api.async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
@@ -53,7 +55,7 @@ async def in_chromium(browser: Any, urls: list[str]) -> list[str | None]:
                 const mod = await import(URL.createObjectURL(new Blob([src], {type: 'text/javascript'})));
                 return urls.map((u) => mod.tryNormaliseUrl(u));
             }""",
-            [(REPO / "extension" / "shared" / "urls.js").read_text("utf-8"), urls],
+            [URLS_JS_SOURCE, urls],
         )
         return out
     finally:
