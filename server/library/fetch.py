@@ -64,8 +64,8 @@ class DestinationRefused(BadRequest):
 class _RefusedAddress(OSError):
     """Raised inside the resolver; aiohttp wraps OSErrors, we unwrap this one."""
 
-    def __init__(self, host: str, address: str, reason: str) -> None:
-        super().__init__(f"{host} resolves to {address} ({reason})")
+    def __init__(self, host: str, address: str, reason: str, message: str | None = None) -> None:
+        super().__init__(message or f"{host} resolves to {address} ({reason})")
         self.host, self.address, self.reason = host, address, reason
 
 
@@ -167,7 +167,7 @@ class VettedSockets:
         ip = parse_ip(address)
         reason = "unparsable address" if ip is None else address_refusal(ip, allow_private=self.allow_private)
         if reason:
-            self.refused = _RefusedAddress(address, address, reason)
+            self.refused = _RefusedAddress(address, address, reason, f"{address} is a {reason} address")
             raise self.refused
         return socket.socket(family=family, type=type_, proto=proto)
 
