@@ -40,7 +40,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from server.errors import BadRequest, UnprocessableContent, UpstreamError
-from server.urls import MAX_URL_CHARS
+from server.urls import MAX_URL_CHARS, clean_host
 
 Gate = Callable[[str], Awaitable[object]]
 
@@ -147,7 +147,7 @@ def check_url(url: str, *, allow_private: bool = False, base: str | None = None)
         reason = address_refusal(ip, allow_private=allow_private)
         if reason:
             raise DestinationRefused(f"{host} is a {reason} address; it is not fetched", url=url, reason=reason)
-    elif not host.isascii() or host.endswith("]"):
+    elif not clean_host(host):  # the one host rule: unverifiable punycode, forbidden code points
         raise DestinationRefused("the URL's host cannot be read", url=url)
     parsed.hash = ""
     return str(parsed.href)
