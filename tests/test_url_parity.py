@@ -96,7 +96,7 @@ ODD = st.sampled_from([
 
 @st.composite
 def hosts(draw: st.DrawFn) -> str:
-    host = draw(st.one_of(IPV4_FORMS, IPV4_FORMS, NAME, NAME, IPV6, ODD))
+    host: str = draw(st.one_of(IPV4_FORMS, IPV4_FORMS, NAME, NAME, IPV6, ODD))
     if not host.startswith("[") and draw(st.booleans()):
         dot = draw(st.sampled_from(DOTS))
         host = host.replace(".", dot)
