@@ -18,6 +18,7 @@ import pytest_asyncio
 from e2e.harness import report
 from e2e.harness.browser import EXTENSION_DIR
 from e2e.harness.farm import Farm
+from tests import processes
 
 _SESSION_T0: list[float] = []
 
@@ -27,12 +28,14 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    processes.session_start(session.config)  # "do you leak?": count our processes before and after
     _SESSION_T0.append(time.monotonic())
     if not _is_worker(session.config) and not session.config.option.collectonly:
         report.reset()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    processes.session_finish(session)
     if not _is_worker(session.config) and not session.config.option.collectonly:
         path = report.write(time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None)
         tr = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -11,8 +11,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from aiohttp import web
-
 from server.settings import DEFAULT_HOST, DEFAULT_PORT, SETTINGS, Settings, default_data_dir
 from server.token import load_or_create
 
@@ -69,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         allow_private_fetch=args.allow_private_fetch,
         ledger=args.ledger,
     )
+    from server import serving
     from server.app import create_app
     from server.store.db import StoreError
 
@@ -76,7 +75,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = create_app(settings)
         print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
         print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
-        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        serving.run(app, args.host, args.port)
     except StoreError as err:
         print(f"wherefrom: {err}", file=sys.stderr)
         return 1

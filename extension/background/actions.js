@@ -9,6 +9,9 @@ import { api, explain } from './server.js';
 import { setSession, removeSession, getLocal, setLocal } from './store.js';
 import { invalidatePage } from './tabs.js';
 import { capChars } from '../shared/text.js';
+import '../shared/protocol.js';
+
+const P = /** @type {any} */ (globalThis).WherefromProtocol;
 
 /**
  * The server's caps, from the policy snapshot it serves (server/limits.py owns them): what we send
@@ -140,7 +143,9 @@ export async function forwardCapture(tab, payload) {
 export async function recordSelectorMiss(tab, payload) {
   const d = await decide(tab.url);
   const { selectorMisses } = await getLocal(['selectorMisses']);
-  const miss = { at: Date.now(), site: payload.site, url: d.url, host: d.host, detail: payload.detail ?? null };
+  // the detail is bounded by the protocol (shared/protocol.js); cut again here, the one writer
+  const detail = typeof payload.detail === 'string' ? capChars(payload.detail, P.LIMITS.detail, { ellipsis: true }) : null;
+  const miss = { at: Date.now(), site: payload.site, url: d.url, host: d.host, detail };
   console.warn('wherefrom: selector miss', miss);
   await setLocal({ selectorMisses: [...selectorMisses, miss].slice(-50) });
   return { ok: true, message: 'noted' };

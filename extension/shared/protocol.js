@@ -48,16 +48,21 @@
   // Sanity bounds on a message's size only; what may be stored is the server's decision
   // (server/limits.py, served in the policy snapshot), and the worker cuts to that.
   var MAX_TEXT = 200000;
+  // Every field of a content-script message is bounded (a web page controls what its content
+  // script sees): strings by length, lists by count, and a capture's text in total.
+  var MAX_DETAIL = 500;
+  var MAX_TURNS = 5000;
+  var MAX_CONTENT_CHARS = 16 * 1024 * 1024;
 
   /** Payload schemas: field -> [type, min, max] (type ending in `?` = optional). */
   var TAB = ['integer?', 0, 2147483647];
   var SCHEMAS = {};
   SCHEMAS[T.CAPTURE_TURNS] = {
     site: ['string', 1, 64],
-    turns: ['turns', 0, 5000],
+    turns: ['turns', 0, MAX_TURNS],
     settled: ['boolean?'],
   };
-  SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['any?'] };
+  SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['string?', 0, MAX_DETAIL] };
   SCHEMAS[T.INSERT_TEXT] = { text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_GET_STATE] = { tabId: TAB };
   SCHEMAS[T.PANEL_OPENED] = {};
@@ -101,8 +106,6 @@
     var min = spec[1] === undefined ? 0 : spec[1];
     var max = spec[2] === undefined ? Infinity : spec[2];
     switch (type) {
-      case 'any':
-        return null;
       case 'string':
         if (typeof value !== 'string') return name + ' must be a string';
         if (value.length < min || value.length > max) return name + ' has a bad length';
@@ -135,6 +138,22 @@
     }
   }
 
+  /** Characters in all the strings of an (already validated, so shallow) payload. */
+  function textChars(payload) {
+    var n = 0;
+    for (var k in payload) {
+      var v = payload[k];
+      if (typeof v === 'string') n += v.length;
+      else if (Array.isArray(v)) {
+        for (var i = 0; i < v.length; i++) {
+          var t = v[i];
+          n += (typeof t.text === 'string' ? t.text.length : 0) + (typeof t.native_id === 'string' ? t.native_id.length : 0);
+        }
+      }
+    }
+    return n;
+  }
+
   /**
    * Check a message against the protocol for the kind of sender it came from.
    * @param {unknown} message
@@ -159,10 +178,16 @@
       var err = checkField(f, payload[f], schema[f]);
       if (err) return { ok: false, error: err };
     }
+    if (senderKind === 'content' && textChars(payload) > MAX_CONTENT_CHARS) {
+      return { ok: false, error: 'message too large' };
+    }
     return { ok: true, type: type, payload: payload };
   }
 
-  var api = { validate: validate, directionOf: directionOf, MODES: MODES.slice() };
+  var api = {
+    validate: validate, directionOf: directionOf, MODES: MODES.slice(),
+    LIMITS: Object.freeze({ text: MAX_TEXT, detail: MAX_DETAIL, turns: MAX_TURNS, contentChars: MAX_CONTENT_CHARS }),
+  };
   for (var name in T) api[name] = T[name];
   api.TYPES = Object.freeze(Object.assign({}, T));
   globalThis.WherefromProtocol = Object.freeze(api);

@@ -28,11 +28,14 @@ def sensitive_defaults() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _psl() -> PublicSuffixList:
-    return PublicSuffixList()
+    # accept_unknown=False: a name under no listed suffix (an intranet's single-label host such
+    # as `intranet` or `nas`) is a site, not a public suffix; `com`, `co.uk`, `github.io` still are
+    return PublicSuffixList(accept_unknown=False)
 
 
 def rule_host(raw: str) -> str:
-    """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk)."""
+    """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk, com).
+    A single-label intranet name (`intranet`, `nas`) is a host like any other."""
     raw = raw.strip()
     host = clean_host(raw)
     if not host or len(host) > 253 or any(c.isspace() or c in "/@?#\\" for c in raw):
