@@ -1,20 +1,40 @@
 """Chat captures: a conversation upsert keyed by the normalised page URL (+ the site id).
 
-The content script re-sends the whole visible thread as it changes. Each incoming turn is
-matched to a stored one — by `native_id` when the site gives one, else by position (after
-aligning the incoming window on a turn both sides share) — and then:
-  same text                        -> unchanged
-  stored text is a prefix of it    -> updated (a reply that grew while streaming)
-  incoming is a prefix of stored   -> unchanged (a late, shorter re-send never shrinks a turn)
-  other text at that place         -> updated (the page is the truth for that place)
-  no stored turn at that place     -> added (before the first or after the last, order kept)
-So a reply re-sent as it grows updates one turn and never adds fragments. Forgotten turns
-still take part in matching (a re-sent forgotten turn stays forgotten; an undo restores it
-in its place, without duplicates).
+The content script re-sends the whole visible thread as it changes, and the page it names may
+be wrong (the URL follows `history.pushState`, so a capture of one chat can arrive under
+another's URL). `plan()` decides, without I/O and in one pass (O(n log n) over stored +
+incoming), what each incoming turn does. A turn is matched to a stored one in this order:
+  1. native id: the stored turn with the same (native_id, role) — wherever it is;
+  2. content: the first stored turn after the last match with the same (role, text);
+  3. place: the stored turn right after the last match (before the first match, counted back
+     from it; with no match at all, the same index).
+and then:
+  matched by id, same text or stored extends it      -> unchanged
+  matched by id, other text                          -> updated (the site says it is that turn)
+  matched by content                                 -> unchanged
+  by place: stored text extends it, same role,
+            ids do not disagree                      -> unchanged (a late, shorter re-send
+                                                        never shrinks a turn)
+  by place: it extends the stored text, same role,
+            the stored turn is the LAST one and has
+            no native id                             -> updated (a reply still growing)
+  by place: anything else                            -> added at the end (never replaces)
+  no stored turn at that place                       -> added (before the first stored turn
+                                                        when it precedes the first match,
+                                                        else after the last; order kept)
+So a stored turn with a native id is only ever updated by a turn with the same id; a reply
+re-sent as it grows updates one turn and never adds fragments; and a capture never replaces
+earlier turns with different ones. Decision: different turns at a stored place are APPENDED
+as new turns (not refused with 409) — nothing stored is lost, nothing sent is lost, a thread
+edited on a site without ids keeps capturing (the edited turns, once appended, match by
+content on the next re-send), and re-sends stay idempotent. Forgotten turns still take part in
+matching (a re-sent forgotten turn stays forgotten; an undo restores it in its place, without
+duplicates).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import time
@@ -67,48 +87,78 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
     """Decide, without touching the store, what each incoming turn does (see module doc)."""
     # a site's id may name an exchange (Gemini's container, ChatGPT's turn key hold the prompt
     # and its reply), so a turn is identified by its id together with its role
-    by_native = {(s.native_id, s.role): k for k, s in enumerate(stored) if s.native_id}
-    offset = _offset(stored, incoming, by_native)
+    by_native: dict[tuple[str, str], int] = {}
+    by_content: dict[tuple[str, str], list[int]] = {}
+    for k, s in enumerate(stored):
+        if s.native_id:
+            by_native.setdefault((s.native_id, s.role), k)
+        by_content.setdefault((s.role, s.text), []).append(k)
+    anchor = _anchor(incoming, by_native, by_content)
     used: set[int] = set()
     ops: list[Op] = []
     next_position = (max(s.position for s in stored) + 1) if stored else 0
+    last = -1  # the stored index of the latest match
     for i, turn in enumerate(incoming):
-        k: int | None = None
-        if turn.native_id and (turn.native_id, turn.role) in by_native:
-            k = by_native[(turn.native_id, turn.role)]
-        elif 0 <= i + offset < len(stored):
-            k = i + offset
-        if k is not None and k in used:
-            ops.append(Op("unchanged", i))  # the same turn twice in one capture: keep one
-            continue
+        k = by_native.get((turn.native_id, turn.role)) if turn.native_id else None
         if k is not None:
+            if k in used:
+                ops.append(Op("unchanged", i))  # the same turn twice in one capture: keep one
+                continue
             used.add(k)
+            last = max(last, k)
             s = stored[k]
             same = s.text == turn.text or s.text.startswith(turn.text)
-            if same and s.role == turn.role and (turn.native_id is None or turn.native_id == s.native_id):
-                ops.append(Op("unchanged", i, s.id))
-            else:
-                ops.append(Op("update", i, s.id))
+            ops.append(Op("unchanged" if same and s.role == turn.role else "update", i, s.id))
             continue
-        c = i + offset
+        k = _next_after(by_content.get((turn.role, turn.text), ()), last)
+        if k is not None and k not in used and _ids_agree(stored[k], turn):
+            used.add(k)
+            last = k
+            ops.append(Op("unchanged", i, stored[k].id))
+            continue
+        c = anchor[1] - (anchor[0] - i) if last < 0 else last + 1
         if c < 0 and stored:
             ops.append(Op("add", i, position=stored[0].position + c))
-        else:
-            ops.append(Op("add", i, position=next_position))
-            next_position += 1
+            continue
+        if 0 <= c < len(stored) and c not in used:
+            s = stored[c]
+            if s.role == turn.role and _ids_agree(s, turn) and s.text.startswith(turn.text):
+                used.add(c)
+                last = c
+                ops.append(Op("unchanged", i, s.id))
+                continue
+            if (c == len(stored) - 1 and s.role == turn.role and s.native_id is None
+                    and turn.text.startswith(s.text)):
+                used.add(c)
+                last = c
+                ops.append(Op("update", i, s.id))
+                continue
+        ops.append(Op("add", i, position=next_position))
+        next_position += 1
     return ops
 
 
-def _offset(stored: Sequence[Stored], incoming: Sequence[Incoming], by_native: dict[tuple[str, str], int]) -> int:
-    """Where the incoming window sits in the stored thread (stored index - incoming index)."""
+def _anchor(
+    incoming: Sequence[Incoming], by_native: dict[tuple[str, str], int], by_content: dict[tuple[str, str], list[int]]
+) -> tuple[int, int]:
+    """(incoming index, stored index) of the first incoming turn found in the stored thread."""
     for i, turn in enumerate(incoming):
         if turn.native_id and (turn.native_id, turn.role) in by_native:
-            return by_native[(turn.native_id, turn.role)] - i
-    for i, turn in enumerate(incoming):
-        places = [k for k, s in enumerate(stored) if s.role == turn.role and s.text == turn.text]
+            return i, by_native[(turn.native_id, turn.role)]
+        places = by_content.get((turn.role, turn.text))
         if places:
-            return min(places, key=lambda k: abs(k - i)) - i
-    return 0
+            return i, places[0]
+    return 0, 0
+
+
+def _next_after(places: Sequence[int], last: int) -> int | None:
+    """The first stored index in `places` (ascending) after `last`."""
+    j = bisect.bisect_right(places, last)
+    return places[j] if j < len(places) else None
+
+
+def _ids_agree(s: Stored, turn: Incoming) -> bool:
+    return s.native_id is None or turn.native_id is None or s.native_id == turn.native_id
 
 
 async def upsert(
