@@ -21,10 +21,11 @@ log = logging.getLogger("wherefrom")
 # Every feature's route declarations, in one list (the OpenAPI document and the docs test read it).
 def route_apis() -> list[Api]:
     from server import openapi
+    from server.dataio import routes as dataio_routes
     from server.library import routes as library_routes
     from server.memory import routes as memory_routes
 
-    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, openapi.api]
+    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, dataio_routes.api, openapi.api]
 
 
 async def _store_ctx(app: web.Application) -> AsyncIterator[None]:

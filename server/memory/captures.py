@@ -73,6 +73,8 @@ class Incoming:
     role: str
     text: str
     native_id: str | None = None
+    valid_at: float | None = None      # the turn's own time (an import); None: the time it is stored
+    granularity: str = ages.INSTANT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,15 +91,16 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
     # and its reply), so a turn is identified by its id together with its role
     by_native: dict[tuple[str, str], int] = {}
     by_content: dict[tuple[str, str], list[int]] = {}
-    for k, s in enumerate(stored):
+    for j, s in enumerate(stored):
         if s.native_id:
-            by_native.setdefault((s.native_id, s.role), k)
-        by_content.setdefault((s.role, s.text), []).append(k)
+            by_native.setdefault((s.native_id, s.role), j)
+        by_content.setdefault((s.role, s.text), []).append(j)
     anchor = _anchor(incoming, by_native, by_content)
     used: set[int] = set()
     ops: list[Op] = []
     next_position = (max(s.position for s in stored) + 1) if stored else 0
     last = -1  # the stored index of the latest match
+    k: int | None
     for i, turn in enumerate(incoming):
         k = by_native.get((turn.native_id, turn.role)) if turn.native_id else None
         if k is not None:
@@ -110,7 +113,7 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
             same = s.text == turn.text or s.text.startswith(turn.text)
             ops.append(Op("unchanged" if same and s.role == turn.role else "update", i, s.id))
             continue
-        k = _next_after(by_content.get((turn.role, turn.text), ()), last)
+        k = _next_after(by_content.get((turn.role, turn.text), []), last)
         if k is not None and k not in used and _ids_agree(stored[k], turn):
             used.add(k)
             last = k
@@ -175,32 +178,10 @@ async def upsert(
     site = site.strip().lower()
     now = time.time()
     async with store.transaction() as conn:
-        conversation_id, title = await _conversation(conn, prov, site, title, now)
-        rows = await conn.execute_fetchall(
-            "SELECT id, position, role, text, native_id FROM facts WHERE conversation_id = ? ORDER BY position",
-            (conversation_id,),
-        )
-        stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
-        ops = plan(stored, incoming)
-        for op in ops:
-            turn = incoming[op.incoming]
-            if op.action == "add":
-                await insert_fact(
-                    conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
-                    text=turn.text, valid_at=now, granularity=ages.INSTANT, now=now,
-                    conversation_id=conversation_id, position=op.position, role=turn.role,
-                    native_id=turn.native_id,
-                )
-            elif op.action == "update":
-                await conn.execute(
-                    "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
-                    "search_text = :search_text, updated_at = :now WHERE id = :id",
-                    {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
-                     "id": op.stored_id, "search_text": search_forms("", turn.text)["search_text"]},
-                )
-        counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
+        conversation_id, title = await conversation_row(conn, prov, site, title, now)
+        counts, total = await write_turns(conn, prov, conversation_id, title, incoming, now)
         if counts["add"] or counts["update"]:
-            await _record(conn, prov, conversation_id, len(stored) + counts["add"], counts, now)
+            await _record(conn, prov, conversation_id, total, counts, now)
     cache.invalidate_url(prov.source_url)
     return {
         "conversation_id": conversation_id,
@@ -210,22 +191,57 @@ async def upsert(
     }
 
 
-async def _conversation(
-    conn: aiosqlite.Connection, prov: Provenance, site: str, title: str, now: float
+async def write_turns(
+    conn: aiosqlite.Connection, prov: Provenance, conversation_id: int, title: str, incoming: Sequence[Incoming],
+    now: float,
+) -> tuple[dict[str, int], int]:
+    """Apply `plan()` to a conversation inside the caller's transaction: (counts, stored turns)."""
+    rows = await conn.execute_fetchall(
+        "SELECT id, position, role, text, native_id FROM facts WHERE conversation_id = ? ORDER BY position",
+        (conversation_id,),
+    )
+    stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
+    ops = plan(stored, incoming)
+    for op in ops:
+        turn = incoming[op.incoming]
+        if op.action == "add":
+            await insert_fact(
+                conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
+                text=turn.text, valid_at=now if turn.valid_at is None else turn.valid_at,
+                granularity=turn.granularity, now=now, conversation_id=conversation_id, position=op.position,
+                role=turn.role, native_id=turn.native_id,
+            )
+        elif op.action == "update":
+            await conn.execute(
+                "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
+                "search_text = :search_text, updated_at = :now WHERE id = :id",
+                {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
+                 "id": op.stored_id, "search_text": search_forms("", turn.text)["search_text"]},
+            )
+    counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
+    return counts, len(stored) + counts["add"]
+
+
+async def conversation_row(
+    conn: aiosqlite.Connection, prov: Provenance, site: str, title: str, now: float, created_at: float | None = None
 ) -> tuple[int, str]:
-    """The conversation row (created on first capture); a new non-empty title renames it."""
+    """The conversation row (created on first capture); a new non-empty title renames it.
+    `created_at` is the conversation's own start (an import); an earlier one replaces a later."""
     row = await (await conn.execute(
         "SELECT id, source_ref FROM conversations WHERE source_url = ? AND site = ?", (prov.source_url, site)
     )).fetchone()
     if row is None:
         cur = await conn.execute(
             "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
-            "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
-            {"site": site, **prov.columns(), "now": now},
+            "VALUES (:site, :source_url, :source_host, :source_ref, :created_at, :now)",
+            {"site": site, **prov.columns(), "now": now, "created_at": now if created_at is None else created_at},
         )
         assert cur.lastrowid is not None
         return cur.lastrowid, title
     conversation_id: int = row["id"]
+    if created_at is not None:
+        await conn.execute("UPDATE conversations SET created_at = MIN(created_at, ?) WHERE id = ?",
+                           (created_at, conversation_id))
     if not title or title == row["source_ref"]:
         await conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
         return conversation_id, title or row["source_ref"]
