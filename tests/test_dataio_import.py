@@ -194,3 +194,33 @@ async def test_a_malformed_file_exits_1_naming_the_place_and_writes_nothing(
     code, out, err = await wherefrom(settings, "import-chats", str(bad))
     assert code == 1 and needle in err and "nothing was imported" in err, err
     assert await counts(api) == before
+
+
+def _conv(**kw: Any) -> dict[str, Any]:
+    turn = {"role": "user", "text": "hello", "native_id": "n1", "valid_at": 1_700_000_000, "granularity": "instant"}
+    return {"url": "https://claude.ai/chat/route-test", "site": "claude", "title": "t", "turns": [{**turn, **kw}]}
+
+
+async def test_the_import_route_refuses_bad_batches_and_writes_nothing(api: Api) -> None:
+    from tests.test_memory_writes import snapshot
+
+    base = {"import_id": "i1", "source": "claude"}
+    before = await snapshot(api)
+    for body, code, field in [
+        ({**base, "conversations": [_conv(text=" \n ")]}, "bad_value", "body.conversations[0].turns[0].text"),
+        ({**base, "conversations": [_conv(granularity="week")]}, "bad_value", "body.conversations[0].turns[0].granularity"),
+        ({**base, "conversations": [_conv(extra=1)]}, "unknown_field", "body.conversations[0].turns[0].extra"),
+        ({**base, "conversations": [{**_conv(), "url": "javascript:alert(1)"}]}, "bad_url", None),
+        ({**base, "source": "bard"}, "bad_value", "body.source"),
+        ({"source": "claude"}, "missing_field", "body.import_id"),
+    ]:
+        status, answer = await api.post("/api/import", body)
+        assert status == 400 and answer["error"]["code"] == code, answer
+        if field:
+            assert answer["error"]["field"] == field
+    assert await snapshot(api) == before
+    # positive control: the same batch, well formed, is stored with its own time
+    status, answer = await api.post("/api/import", {**base, "conversations": [_conv()]})
+    assert status == 200 and answer["turns"]["added"] == 1, answer
+    row = await api.store.fetchone("SELECT valid_at FROM facts")
+    assert row is not None and row[0] == 1_700_000_000

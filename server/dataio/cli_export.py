@@ -57,6 +57,8 @@ def pages(client: Client, kind: str, args: argparse.Namespace, left_out: collect
 
 def cmd_export(args: argparse.Namespace) -> int:
     try:
+        if args.since is not None and not _is_day(args.since):
+            raise CliError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
         client = Client(args)
         client.call("GET", "/api/health")
         args.dir.mkdir(parents=True, exist_ok=True)
@@ -72,6 +74,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     if left_out:
         print(f"  left out (site off): {sum(left_out.values())} items from " + ", ".join(sorted(left_out)))
     return 0
+
+
+def _is_day(text: str) -> bool:
+    try:
+        return len(text) == 10 and dt.date.fromisoformat(text) is not None
+    except ValueError:
+        return False
 
 
 def export_json(client: Client, args: argparse.Namespace) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
