@@ -101,7 +101,7 @@ def check_restorable(path: Path) -> str:
         except sqlite3.DatabaseError:
             raise RefusedError(f"{path} is not a Wherefrom database (no schema_migrations)") from None
     except sqlite3.DatabaseError as err:
-        raise RefusedError(f"{path} cannot be read: {err}") from None
+        raise RefusedError(f"{path} fails integrity_check: {err}") from None
     finally:
         con.close()
     known = {name for name, _ in migration_files()}
