@@ -114,6 +114,7 @@ def export_markdown(
     left_out: collections.Counter[str] = collections.Counter()
     progress = Progress("exporting", None, "items")
     names: dict[str, str] = {}
+    made: set[Path] = set()
     written = 0
 
     def write(identity: str, rel_path: str, text: str) -> None:
@@ -121,9 +122,16 @@ def export_markdown(
         if names.setdefault(rel_path.lower(), identity) != identity:
             raise CliError(f"two items would share {rel_path}; nothing more was written")
         path = args.dir / rel_path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
         data = text.encode("utf-8")
-        if path.exists() and path.read_bytes() == data:
+        try:
+            if path.read_bytes() == data:
+                return  # unchanged: not rewritten (stable files, stable mtimes)
+        except FileNotFoundError:
+            path.write_bytes(data)  # new: nothing to keep whole
+            written += 1
             return
         tmp = path.with_name(path.name + ".partial")
         tmp.write_bytes(data)

@@ -64,12 +64,16 @@ class Progress:
         self.tty = self.stream.isatty()
         self.done = 0
         self._last = 0.0
+        self._shown = -1
 
     def update(self, done: int, *, final: bool = False) -> None:
         self.done = done
         now = time.monotonic()
         if not final and now - self._last < (0.1 if self.tty else 2.0):
             return
+        if final and not self.tty and self._shown == done:
+            return
+        self._shown = done
         self._last = now
         if self.tty:
             if self.total:
