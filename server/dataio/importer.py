@@ -19,7 +19,7 @@ from typing import Any
 import aiosqlite
 
 from server import activity
-from server.governance.policy import mode_for
+from server.governance.policy import PolicyOwner
 from server.library.extract import Extracted
 from server.library.pipeline import store_document
 from server.memory import captures
@@ -32,7 +32,7 @@ from server.textcaps import cap
 SOURCES = {"chatgpt": "ChatGPT", "claude": "Claude", "wherefrom": "a Wherefrom export"}
 
 
-async def import_batch(store: Store, cache: ProbeCache, body: dict[str, Any]) -> dict[str, Any]:
+async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, body: dict[str, Any]) -> dict[str, Any]:
     """POST /api/import: one batch of an import (see module doc)."""
     counts: collections.Counter[str] = collections.Counter()
     refused: collections.Counter[str] = collections.Counter()
@@ -43,7 +43,7 @@ async def import_batch(store: Store, cache: ProbeCache, body: dict[str, Any]) ->
     async def allowed(url: str) -> bool:
         host = stamp(url, None).source_host
         if host not in modes:
-            modes[host] = (await mode_for(store, host)).mode
+            modes[host] = (await policy.mode_for(host)).mode
         if modes[host] != "collect":
             refused[modes[host]] += 1
             refused_hosts[host] += 1

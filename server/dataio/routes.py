@@ -41,7 +41,8 @@ async def post_import(request: web.Request, body: dict[str, Any], query: dict[st
     for n, fact in enumerate(body.get("facts", [])):
         if not fact["text"].strip():
             raise BadRequest("a note is empty", code="bad_value", field=f"body.facts[{n}].text")
-    return await importer.import_batch(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], body)
+    app = request.app
+    return await importer.import_batch(app[appkeys.STORE], app[appkeys.PROBE_CACHE], app[appkeys.POLICY], body)
 
 
 @api.route(
