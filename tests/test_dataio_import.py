@@ -224,3 +224,66 @@ async def test_the_import_route_refuses_bad_batches_and_writes_nothing(api: Api)
     assert status == 200 and answer["turns"]["added"] == 1, answer
     row = await api.store.fetchone("SELECT valid_at FROM facts")
     assert row is not None and row[0] == 1_700_000_000
+
+
+async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conversations_in_order(
+    api: Api, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+    import io
+
+    from server.dataio import cli_import
+    from server.dataio.client import Client, Progress
+
+    convs = [{"uuid": f"c-{n}", "name": f"Chat {n}", "created_at": "2024-01-01T00:00:00Z", "chat_messages": [
+        {"uuid": f"c-{n}-m-{k}", "sender": "human" if k % 2 == 0 else "assistant",
+         "text": f"message {k} of chat {n} " + "x" * 200, "created_at": f"2024-01-01T00:{k // 60:02d}:{k % 60:02d}Z"}
+        for k in range(3 if n else 120)]} for n in range(30)]
+    parsed = chats.parse(convs)
+    monkeypatch.setattr(cli_import, "BATCH_CONVERSATIONS", 7)
+    monkeypatch.setattr(cli_import, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
+    assert len(list(cli_import.batches(parsed))) > 10
+    client = Client(argparse.Namespace(data_dir=settings.data_dir, port=settings.port))
+    stream = io.StringIO()
+    monkeypatch.setattr(Progress, "__init__", _progress_into(Progress.__init__, stream))
+    totals = await asyncio.to_thread(cli_import.run, client, parsed)
+    assert totals["turns.added"] == 120 + 29 * 3 and totals["conversations.new"] == 30
+    _, activity = await api.get("/api/activity", params={"limit": 500})
+    rows = [r for r in activity["activity"] if r["kind"] == "import"]
+    assert len(rows) == 1 and "30 conversations, 207 new messages" in rows[0]["summary"], rows
+    _, conv = await api.get("/api/conversations", params={"url": "https://claude.ai/chat/c-0"})
+    assert [t["text"].split(" ")[1] for t in conv["turns"]] == [str(k) for k in range(120)]
+    assert stream.getvalue().splitlines()[-1] == "importing: 30/30 items"  # plain lines when not a terminal
+
+
+def _progress_into(init: Any, stream: Any) -> Any:
+    def patched(self: Any, label: str, total: int | None, unit: str, stream_arg: Any = None) -> None:
+        init(self, label, total, unit, stream)
+    return patched
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal() -> None:
+    import io
+
+    from server.dataio.client import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    p = Progress("importing", 4, "items", out)
+    p.update(1, final=True)
+    p.update(4)
+    p.finish()
+    assert "\rimporting [███████░░░░░░░░░░░░░░░░░░░░░░░] 1/4 items" in out.getvalue()
+    assert out.getvalue().endswith("\rimporting [██████████████████████████████] 4/4 items\n")
+
+
+async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Settings, tmp_path: Path) -> None:
+    settings.data_dir.mkdir(parents=True)
+    (settings.data_dir / "token").write_text("x" * 43)
+    sample = tmp_path / "conversations.json"
+    sample.write_text(json.dumps(claude_sample()), "utf-8")
+    code, out, err = await wherefrom(settings, "import-chats", str(sample))
+    assert code == 1 and "server unreachable" in err, err

@@ -53,16 +53,17 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
     """Bodies of at most ~BATCH_BYTES; a conversation larger than that goes in pieces (its turns
     in order: the next piece appends to it)."""
     size, convs = 0, list[dict[str, Any]]()
+    continued = False  # the batch's first conversation is the rest of the previous batch's last
     for conv in parsed.conversations:
-        for piece in _pieces(conv):
+        for k, piece in enumerate(_pieces(conv)):
             n = len(json.dumps(piece, ensure_ascii=False).encode("utf-8"))
             if convs and (size + n > BATCH_BYTES or len(convs) >= BATCH_CONVERSATIONS):
-                yield {"conversations": convs}
-                size, convs = 0, list[dict[str, Any]]()
+                yield {"conversations": convs, "continued": continued}
+                size, convs, continued = 0, list[dict[str, Any]](), k > 0
             convs.append(piece)
             size += n
     if convs:
-        yield {"conversations": convs}
+        yield {"conversations": convs, "continued": continued}
     for start in range(0, len(parsed.facts), 2000):
         yield {"facts": parsed.facts[start:start + 2000]}
     size, docs = 0, list[dict[str, Any]]()

@@ -40,23 +40,27 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
     modes: dict[str, str] = {}
     touched: set[str] = set()
 
-    async def allowed(url: str) -> bool:
+    async def allowed(url: str, *, count: bool = True) -> bool:
         host = stamp(url, None).source_host
         if host not in modes:
             modes[host] = (await policy.mode_for(host)).mode
         if modes[host] != "collect":
-            refused[modes[host]] += 1
-            refused_hosts[host] += 1
+            refused[modes[host]] += count
+            refused_hosts[host] += count
             return False
         return True
 
-    # validate every URL (400 naming the field) and decide governance before the transaction
-    conversations = [c for c in body.get("conversations", []) if await allowed(c["url"])]
+    # validate every URL (400 naming the field) and decide governance before the transaction;
+    # `continued`: the batch's first conversation is the rest of the previous batch's last one
+    # (a long conversation sent in pieces), so it is not counted again
+    continued = bool(body.get("continued"))
+    conversations = [(n == 0 and continued, c) for n, c in enumerate(body.get("conversations", []))
+                     if await allowed(c["url"], count=not (n == 0 and continued))]
     facts = [f for f in body.get("facts", []) if await allowed(f["url"])]
     documents = [d for d in body.get("documents", []) if await allowed(d["url"])]
     now = time.time()
     async with store.transaction() as conn:
-        for conv in conversations:
+        for piece, conv in conversations:
             prov = stamp(conv["url"], conv["title"])
             title = cap(conv["title"].strip(), MAX_TITLE_CHARS, ellipsis=True)
             existed = await _exists(conn, prov.source_url, conv["site"])
@@ -68,7 +72,9 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
             for action, n in turn_counts.items():
                 counts[f"turns_{action}"] += n
             changed = turn_counts["add"] or turn_counts["update"]
-            counts["conversations_" + ("updated" if existed and changed else "new" if not existed else "unchanged")] += 1
+            if not piece:
+                outcome = "updated" if existed and changed else "new" if not existed else "unchanged"
+                counts["conversations_" + outcome] += 1
             touched.add(prov.source_url)
         for fact in facts:
             prov = stamp(fact["url"], fact["title"])

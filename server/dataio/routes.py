@@ -20,6 +20,7 @@ IMPORT_BODY = {
         "import_id": {"type": "string", "minLength": 1, "maxLength": 100},
         "source": {"type": "string", "enum": list(importer.SOURCES)},
         "conversations": {"type": "array", "items": schema.CONVERSATION, "maxItems": 1000},
+        "continued": {"type": "boolean"},
         "facts": {"type": "array", "items": schema.FACT, "maxItems": 5000},
         "documents": {"type": "array", "items": schema.DOCUMENT, "maxItems": 200},
         "skipped": {"type": "array", "maxItems": 200, "items": {
