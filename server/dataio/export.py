@@ -2,7 +2,7 @@
 
 Every read here passes the one visibility rule (server.governance.visibility.visible: not
 forgotten, host not `off` now). `--include-off` is the one deliberate, narrow bypass, written
-into each query beside the rule as `OR (? AND <not forgotten>)` with the flag bound as a
+into each query beside the rule as `OR (:off AND <not forgotten>)` with the flag bound as a
 parameter: it lifts the site-mode half only — forgotten items never leave. `left_out` counts,
 per host, what the rule kept back, so the person is told.
 
@@ -20,6 +20,7 @@ from server.errors import BadRequest
 from server.governance.policy import rule_host
 from server.governance.visibility import FUNCTION, visible
 from server.store.db import Store
+from server.urls import host_clause
 
 KINDS = ("conversations", "facts", "documents")
 PAGE = {"conversations": 200, "facts": 2000, "documents": 50}
@@ -32,12 +33,13 @@ class Scope:
     include_off: bool = False      # the deliberate bypass of the site-mode half (never of forget)
 
 
-def _host_clause(alias: str, scope: Scope) -> tuple[str, list[Any]]:
-    if scope.site is None:
-        return "1", []
-    h = scope.site
-    return (f"({alias}.source_host = ? OR (length({alias}.source_host) > length(?) + 1 "
-            f"AND substr({alias}.source_host, -length(?) - 1) = '.' || ?))", [h, h, h, h])
+def _host_clause(alias: str, scope: Scope) -> str:
+    """--site: the one host-or-subdomain rule (server.urls.host_clause), on :site."""
+    return "1" if scope.site is None else host_clause(f"{alias}.source_host", "site")
+
+
+def _params(scope: Scope, **extra: Any) -> dict[str, Any]:
+    return {"site": scope.site or "", "off": int(scope.include_off), "since": scope.since or 0, **extra}
 
 
 def since_epoch(day: str | None) -> float | None:
@@ -67,7 +69,7 @@ async def export_page(store: Store, kind: str, scope: Scope, after: int, limit: 
 
 async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
     """Per host, the live items of `kind` the site-mode half of the rule keeps back."""
-    host_sql, host_args = _host_clause("x", scope)
+    host_sql = _host_clause("x", scope)
     hidden = f"NOT {FUNCTION}(x.source_host) AND {host_sql} GROUP BY x.source_host"
     sql = {
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
@@ -75,35 +77,33 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
                  f"AND x.kind IN ('note', 'clip') AND {hidden}",
         "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE {hidden}",  # noqa: S608
     }[kind]
-    rows = await store.fetchall(sql, host_args)
+    rows = await store.fetchall(sql, _params(scope))
     return {r["source_host"]: r["n"] for r in rows}
 
 
 async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    host_sql, host_args = _host_clause("c", scope)
-    off = int(scope.include_off)
+    host_sql = _host_clause("c", scope)
     since_sql = "1"
-    since_args: list[Any] = []
     if scope.since is not None:
         since_sql = ("EXISTS (SELECT 1 FROM facts s WHERE s.conversation_id = c.id AND "  # noqa: S608 - constant
-                     f"({visible('facts', 's')} OR (? AND s.invalid_at IS NULL)) AND s.valid_at >= ?)")
-        since_args = [off, scope.since]
+                     f"({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) AND s.valid_at >= :since)")
     rows = await store.fetchall(
         "SELECT c.id, c.site, c.source_url, c.source_host, c.source_ref, c.created_at FROM conversations c "  # noqa: S608 - constant clauses
-        f"WHERE c.id > ? AND ({visible('conversations', 'c')} OR ?) AND {host_sql} AND {since_sql} "
-        "ORDER BY c.id LIMIT ?",
-        [after, off, *host_args, *since_args, limit],
+        f"WHERE c.id > :after AND ({visible('conversations', 'c')} OR :off) AND {host_sql} AND {since_sql} "
+        "ORDER BY c.id LIMIT :limit",
+        _params(scope, after=after, limit=limit),
     )
     last = rows[-1]["id"] if len(rows) == limit else None
     if not rows:
         return [], last
     by_conv: dict[int, list[dict[str, Any]]] = {r["id"]: [] for r in rows}
-    marks = ",".join("?" * len(by_conv))
+    ids = {f"c{n}": cid for n, cid in enumerate(by_conv)}
+    marks = ",".join(f":{k}" for k in ids)
     turns = await store.fetchall(
         "SELECT f.conversation_id, f.role, f.text, f.native_id, f.valid_at, f.granularity FROM facts f "  # noqa: S608 - placeholders only
-        f"WHERE f.conversation_id IN ({marks}) AND ({visible('facts', 'f')} OR (? AND f.invalid_at IS NULL)) "
+        f"WHERE f.conversation_id IN ({marks}) AND ({visible('facts', 'f')} OR (:off AND f.invalid_at IS NULL)) "
         "ORDER BY f.conversation_id, f.position",
-        [*by_conv, off],
+        _params(scope, **ids),
     )
     for t in turns:
         by_conv[t["conversation_id"]].append({
@@ -119,12 +119,12 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
 
 
 async def _facts(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    host_sql, host_args = _host_clause("f", scope)
+    host_sql = _host_clause("f", scope)
     rows = await store.fetchall(
         "SELECT f.id, f.kind, f.source_url, f.source_host, f.title, f.text, f.valid_at, f.granularity FROM facts f "  # noqa: S608 - constant clauses
-        f"WHERE f.id > ? AND f.kind IN ('note', 'clip') AND ({visible('facts', 'f')} OR (? AND f.invalid_at IS NULL)) "
-        f"AND {host_sql} AND f.valid_at >= ? ORDER BY f.id LIMIT ?",
-        [after, int(scope.include_off), *host_args, scope.since or 0, limit],
+        f"WHERE f.id > :after AND f.kind IN ('note', 'clip') AND ({visible('facts', 'f')} "
+        f"OR (:off AND f.invalid_at IS NULL)) AND {host_sql} AND f.valid_at >= :since ORDER BY f.id LIMIT :limit",
+        _params(scope, after=after, limit=limit),
     )
     last = rows[-1]["id"] if len(rows) == limit else None
     items = [
@@ -136,13 +136,13 @@ async def _facts(store: Store, scope: Scope, after: int, limit: int) -> tuple[li
 
 
 async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    host_sql, host_args = _host_clause("d", scope)
+    host_sql = _host_clause("d", scope)
     rows = await store.fetchall(
         "SELECT d.id, d.source_url, d.source_host, d.given_url, d.canonical_url, d.title, d.author, d.published, "  # noqa: S608 - constant clauses
         "d.sitename, d.language, d.text, d.lane, d.extractor, d.created_at, d.updated_at FROM documents d "
-        f"WHERE d.id > ? AND ({visible('documents', 'd')} OR ?) AND {host_sql} AND d.updated_at >= ? "
-        "ORDER BY d.id LIMIT ?",
-        [after, int(scope.include_off), *host_args, scope.since or 0, limit],
+        f"WHERE d.id > :after AND ({visible('documents', 'd')} OR :off) AND {host_sql} AND d.updated_at >= :since "
+        "ORDER BY d.id LIMIT :limit",
+        _params(scope, after=after, limit=limit),
     )
     last = rows[-1]["id"] if len(rows) == limit else None
     items = [
