@@ -283,5 +283,7 @@ def parse_claude(data: list[Any]) -> Parsed:
 # -- our own export -----------------------------------------------------------------------------
 
 def parse_wherefrom(data: dict[str, Any]) -> Parsed:
-    schema.check(data)
+    found = schema.problem(data)
+    if found is not None:
+        raise ExportFormatError(found)
     return Parsed("wherefrom", list(data["conversations"]), list(data["facts"]), list(data["documents"]))

@@ -96,16 +96,16 @@ EXPORT: Json = {
 }
 
 
-def check(data: Any) -> None:
-    """Raise chats.ExportFormatError naming the first field of `data` that breaks EXPORT."""
+def problem(data: Any) -> str | None:
+    """The first field of `data` that breaks EXPORT, or None when it fits."""
     from server.api import validate
-    from server.dataio.chats import ExportFormatError
     from server.errors import ApiError
 
     try:
         validate(data, EXPORT, "$")
     except ApiError as err:
-        raise ExportFormatError(err.message) from None
+        return err.message
+    return None
 
 
 def document() -> str:
