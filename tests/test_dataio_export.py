@@ -60,6 +60,10 @@ async def test_json_export_round_trips_losslessly_through_import(api: Api, setti
     assert "forgotten-secret-9932" not in raw and "offlater-secret-7781" not in raw
     assert "left out (site off): 1 items from offlater.example" in out, out
     assert (len(first["conversations"]), len(first["facts"]), len(first["documents"])) == (4, 3, 1)
+    # progress on stderr: each kind against the total the server announced (plain lines, not a terminal)
+    for line in ("exporting conversations: 4/4 items", "exporting notes and clips: 3/3 items",
+                 "exporting documents: 1/1 items"):
+        assert line in err.splitlines(), err
     # a second, empty server: import the export, export again, compare
     other = Settings(data_dir=tmp_path / "b-data", port=free_port())
     async with running_api(other) as api_b:

@@ -37,6 +37,7 @@ def add_command(sub: Any, common: Any) -> None:
 
 
 def pages(client: Client, kind: str, args: argparse.Namespace, left_out: collections.Counter[str]) -> Iterator[Any]:
+    """Every item of `kind`, page by page, with a progress bar of its own (total from page one)."""
     query: dict[str, Any] = {"kind": kind}
     if args.site:
         query["site"] = args.site
@@ -44,15 +45,26 @@ def pages(client: Client, kind: str, args: argparse.Namespace, left_out: collect
         query["since"] = args.since
     if args.include_off:
         query["include_off"] = "true"
-    after = 0
+    after, done = 0, 0
+    progress: Progress | None = None
     while True:
         answer = client.call("GET", "/api/export", query={**query, "after": after})
         for host, n in answer["left_out"].items():
             left_out[host] += n
-        yield from answer["items"]
+        if progress is None:
+            progress = Progress(f"exporting {LABELS[kind]}", answer.get("total"), "items")
+        for item in answer["items"]:
+            yield item
+            done += 1
+            progress.update(done)
         if answer["next"] is None:
+            progress.update(done)
+            progress.finish()
             return
         after = answer["next"]
+
+
+LABELS = {"conversations": "conversations", "facts": "notes and clips", "documents": "documents"}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -86,7 +98,6 @@ def _is_day(text: str) -> bool:
 def export_json(client: Client, args: argparse.Namespace) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    progress = Progress("exporting", None, "items")
     target = args.dir / "wherefrom.json"
     tmp = target.with_name(target.name + ".partial")
     head = {"format": schema.FORMAT, "version": schema.VERSION,
@@ -99,11 +110,9 @@ def export_json(client: Client, args: argparse.Namespace) -> tuple[collections.C
             for n, item in enumerate(pages(client, kind, args, left_out)):
                 out.write(("," if n else "") + "\n" + json.dumps(item, ensure_ascii=False))
                 counts[kind] += 1
-                progress.update(sum(counts.values()))
             out.write("]")
         out.write("}\n")
     os.replace(tmp, target)
-    progress.finish()
     return counts, 1, left_out
 
 
@@ -112,7 +121,6 @@ def export_markdown(
 ) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    progress = Progress("exporting", None, "items")
     names: dict[str, str] = {}
     made: set[Path] = set()
     written = 0
@@ -141,17 +149,13 @@ def export_markdown(
     for item in pages(client, "conversations", args, left_out):
         write(f"conversation {item['site']} {item['url']}", *markdown.conversation(item))
         counts["conversations"] += 1
-        progress.update(sum(counts.values()))
     by_page: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for item in pages(client, "facts", args, left_out):
         by_page[item["url"]].append(item)
         counts["facts"] += 1
-        progress.update(sum(counts.values()))
     for url, facts in sorted(by_page.items()):
         write(f"page {url}", *markdown.page_notes(url, facts))
     for item in pages(client, "documents", args, left_out):
         write(f"document {item['url']}", *markdown.document(item))
         counts["documents"] += 1
-        progress.update(sum(counts.values()))
-    progress.finish()
     return counts, written, left_out

@@ -63,8 +63,27 @@ async def export_page(store: Store, kind: str, scope: Scope, after: int, limit: 
     limit = limit or PAGE[kind]
     reader = {"conversations": _conversations, "facts": _facts, "documents": _documents}[kind]
     items, last = await reader(store, scope, after, limit)
-    left_out = await _left_out(store, kind, scope) if after == 0 and not scope.include_off else {}
-    return {"kind": kind, "items": items, "next": last, "left_out": left_out}
+    first = after == 0
+    left_out = await _left_out(store, kind, scope) if first and not scope.include_off else {}
+    total = await _total(store, kind, scope) if first else None
+    return {"kind": kind, "items": items, "next": last, "left_out": left_out, "total": total}
+
+
+async def _total(store: Store, kind: str, scope: Scope) -> int:
+    """How many items of `kind` the pages will hold (for the progress bar), by the same rule."""
+    host_sql = _host_clause("x", scope)
+    sql = {
+        "conversations": "SELECT COUNT(*) FROM conversations x WHERE "  # noqa: S608 - constant clauses
+                         f"({visible('conversations', 'x')} OR :off) AND {host_sql} AND EXISTS (SELECT 1 FROM facts s "
+                         f"WHERE s.conversation_id = x.id AND ({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) "
+                         "AND s.valid_at >= :since)",
+        "facts": "SELECT COUNT(*) FROM facts x WHERE x.kind IN ('note', 'clip') AND "  # noqa: S608 - constant clauses
+                 f"({visible('facts', 'x')} OR (:off AND x.invalid_at IS NULL)) AND {host_sql} AND x.valid_at >= :since",
+        "documents": "SELECT COUNT(*) FROM documents x WHERE "  # noqa: S608 - constant clauses
+                     f"({visible('documents', 'x')} OR :off) AND {host_sql} AND x.updated_at >= :since",
+    }[kind]
+    row = await store.fetchone(sql, _params(scope))
+    return int(row[0]) if row else 0
 
 
 async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
