@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_commands(sub, _common)
+    from server.dataio.cli import (
+        add_commands as add_data_commands,  # import-chats, export, backup, restore
+    )
+    add_data_commands(sub, _common)
     return parser
 
 

@@ -29,10 +29,14 @@ NOT_READERS = {
     "server/memory/forget.py:COUNT_LIVE": "forget counts every live fact of the host it will hide, off or not",
     "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
-    "server/memory/captures.py:upsert": "the capture writer lines up incoming turns with the stored ones",
-    "server/memory/captures.py:_conversation": "the capture writer finds the conversation row it updates",
+    "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
+    "server/memory/captures.py:conversation_row": "the capture writer finds the conversation row it updates",
     "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",
-    "server/library/pipeline.py:save_page": "the library writer finds the document it replaces",
+    "server/library/pipeline.py:store_document": "the library writer finds the document it replaces",
+    "server/dataio/importer.py:import_batch": "the import writer finds a note or clip it already holds (forgotten too)",
+    "server/dataio/importer.py:_exists": "the import writer finds the conversation row it adds to",
+    "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
+    "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out because the site is off; no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
 }
 
