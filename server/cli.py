@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import ipaddress
 import json
 import logging
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_commands(sub, _common)
+    for module in ("server.search_cli", "server.mcp_server"):
+        importlib.import_module(module).add_commands(sub, _common)
     return parser
 
 
