@@ -15,7 +15,8 @@ on a free port), as the extension and the CLI write it:
 The queries (bench/search_queries.json, written by hand from the corpora) name the item they
 should find by URL. Each is asked as the panel asks it: GET /api/search?q=...&limit=20. We
 report recall@1 and recall@5 (a hit is a result with the target's source_url), sentences that
-got no result at all (must be 0), and p50/p95 of the request's wall time.
+got no result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall
+time beside a same-run floor (GET /api/health, asked after each search).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def pct(xs: list[float], p: float) -> float:
 async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
     queries = json.loads(QUERIES.read_text("utf-8"))["queries"]
     headers = {"Authorization": f"Bearer {server.token}"}
-    rows, times = [], []
+    rows, times, floor = [], [], []
     async with aiohttp.ClientSession() as session:
         for q in queries:
             target = normalise_url(q["target"])
@@ -160,6 +161,10 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
                     body = await resp.json()
                 times.append((time.perf_counter() - t0) * 1000)
                 assert resp.status == 200, body
+                t0 = time.perf_counter()  # the same-run floor: a request that does no work
+                async with session.get(server.base + "/api/health", headers=headers) as health:
+                    await health.read()
+                floor.append((time.perf_counter() - t0) * 1000)
             urls = [r["source_url"] for r in body["results"]]
             rank = urls.index(target) + 1 if target in urls else None
             rows.append({**q, "rank": rank, "results": len(urls), "top": urls[:3]})
@@ -173,7 +178,8 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
             "zero_results": sum(1 for r in sel if r["results"] == 0),
         }
     out["latency_ms"] = {"p50": statistics.median(times), "p95": pct(times, 95), "max": max(times),
-                         "requests": len(times)}
+                         "requests": len(times), "health_p50": statistics.median(floor),
+                         "health_p95": pct(floor, 95)}
     out["misses"] = [{"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]}
                      for r in rows if r["rank"] != 1]
     return out
@@ -212,6 +218,8 @@ async def main() -> int:
     lat = result["latency_ms"]
     print(f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "
           f"p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
+    print(f"same-run floor GET /api/health: p50 {lat['health_p50']:.1f} ms, p95 {lat['health_p95']:.1f} ms "
+          f"(search p95 = {lat['p95'] / lat['health_p95']:.1f}x the floor's)")
     print("\nnot first:")
     for m in result["misses"]:
         print(f"  rank {m['rank']!s:>4} of {m['results']:>2}  {m['q']}")
