@@ -11,18 +11,19 @@ from typing import Any
 import aiosqlite
 
 from server import ages
+from server.governance.visibility import visible
 from server.searchtext import fts_queries
 from server.store.db import Store
 from server.textcaps import cap
-from server.urls import normalise_url
+from server.urls import clean_host, host_clause, normalise_url
 
 EXCERPT_CHARS = 280       # a document's excerpt in lists and in page match
 HIT_CHARS = 600           # a chunk's text in a search hit
 
 _DOC_COLUMNS = (
-    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "
+    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "  # noqa: S608 - built by visible()
     "d.author, d.published, d.sitename, d.language, d.lane, d.extractor, d.created_at, d.updated_at, "
-    "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks"
+    f"(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id AND {visible('document_chunks', 'c')}) AS chunks"
 )
 
 
@@ -57,7 +58,8 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
     """Documents saved from this page (normalised URL), each once, with its chunk count."""
     url = normalise_url(source_url)
     rows = await store.fetchall(
-        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? ORDER BY d.updated_at DESC, d.id DESC",  # noqa: S608 - constant columns
+        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')} "  # noqa: S608
+        "ORDER BY d.updated_at DESC, d.id DESC",
         (url,),
     )
     return [document_summary(r) for r in rows]
@@ -65,13 +67,12 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
 
 async def count_for_host(store: Store, host: str) -> int:
     """Documents from `host` and its subdomains (whole labels: never notexample.com)."""
-    h = host.strip().rstrip(".").lower()
+    h = clean_host(host)
     if not h:
         return 0
     row = await store.fetchone(
-        "SELECT COUNT(*) FROM documents WHERE source_host = ? "
-        "OR (length(source_host) > length(?) + 1 AND substr(source_host, -length(?) - 1) = '.' || ?)",
-        (h, h, h, h),
+        f"SELECT COUNT(*) FROM documents WHERE {host_clause('source_host', 'host')}",  # noqa: S608 - built by host_clause
+        {"host": h},
     )
     return int(row[0]) if row else 0
 
@@ -94,13 +95,13 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
         ), ranked AS (
           SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
                  {covered} AS covered
-          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id
+          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible('document_chunks', 'c')}
         ), best AS (
           SELECT *, ROW_NUMBER() OVER (PARTITION BY document_id ORDER BY covered DESC, rank, seq) AS rn FROM ranked
         )
         SELECT b.*, d.title, d.updated_at FROM best b JOIN documents d ON d.id = b.document_id
-        WHERE b.rn = 1 ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
-        """,  # noqa: S608 - the placeholders are built here, the terms are bound
+        WHERE b.rn = 1 AND {visible('documents', 'd')} ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
+        """,  # noqa: S608 - built by visible() and here; the terms are bound
         (match, *terms, limit),
     )
     return [
@@ -123,19 +124,20 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
 
 async def list_documents(store: Store, limit: int) -> list[dict[str, Any]]:
     rows = await store.fetchall(
-        f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.updated_at DESC, d.id DESC LIMIT ?",  # noqa: S608 - constant columns
+        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE {visible('documents', 'd')} "  # noqa: S608 - constant columns
+        "ORDER BY d.updated_at DESC, d.id DESC LIMIT ?",
         (limit,),
     )
     return [document_summary(r) for r in rows]
 
 
 async def get_document(store: Store, doc_id: int, *, full_text: bool = True) -> dict[str, Any] | None:
-    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?"  # noqa: S608 - constant columns
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ? AND {visible('documents', 'd')}"  # noqa: S608
     row = await store.fetchone(sql, (doc_id,))
     return None if row is None else document_summary(row, full_text=full_text)
 
 
 async def get_by_url(store: Store, source_url: str) -> dict[str, Any] | None:
-    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ?"  # noqa: S608 - constant columns
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')}"  # noqa: S608
     row = await store.fetchone(sql, (source_url,))
     return None if row is None else document_summary(row)

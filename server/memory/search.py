@@ -16,67 +16,67 @@ from typing import Any
 
 import aiosqlite
 
+from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
 from server.searchtext import STOP_WORDS, fts_queries, terms
 from server.store.db import Store
 
+VISIBLE_FACT = visible("facts", "f")
 WINDOW = 400   # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
 
 # Hits are ranked exactly when there are at most WINDOW of them. Beyond that, bm25 over every
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
 # newest WINDOW hits (rowid order, which is write order) are ranked instead.
-_RANK_ALL_SQL = """
+_RANK_ALL_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
-"""
-_RANK_NEWEST_SQL = """
+"""  # noqa: S608 - built by visible()
+_RANK_NEWEST_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, hit.rank AS rank FROM (
   SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match
   ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
-"""
-_UNRANKED_SQL = """
+"""  # noqa: S608 - built by visible()
+_UNRANKED_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, 0.0 AS rank FROM (
   SELECT rowid FROM facts_fts WHERE facts_fts MATCH :match ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY f.valid_at DESC LIMIT :limit
-"""
+"""  # noqa: S608 - built by visible()
 # The any-term stage: the items holding the most of the terms (each term's list is read once,
 # no ranking), the best WINDOW of them; within a coverage, bm25 orders when the any-term MATCH
 # has at most RANK_CAP hits (bm25 of every hit, materialised once: FTS5 cannot rank a given
-# set of rowids cheaply), else the newest first.
+# set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per term.
 RANK_CAP = 2_000
 _COVER_CTE = """
 WITH cov AS MATERIALIZED (
   SELECT rowid, COUNT(*) AS n FROM ({union}) GROUP BY rowid ORDER BY n DESC, rowid DESC LIMIT :window
 )"""
-_COVERED_TAIL = """,
+_COVERED_SQL = _COVER_CTE + f""",
 hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, hit.rank AS rank, cov.n AS covered
 FROM cov JOIN hit ON hit.rowid = cov.rowid JOIN facts f ON f.id = cov.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY cov.n DESC, hit.rank, f.valid_at DESC LIMIT :limit
-"""
-_COVERED_NEWEST_TAIL = """
+"""  # noqa: S608 - built by visible()
+_COVERED_NEWEST_SQL = _COVER_CTE + f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, 0.0 AS rank, cov.n AS covered
 FROM cov JOIN facts f ON f.id = cov.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
-"""
-_COVERED_SQL = _COVER_CTE + _COVERED_TAIL  # noqa: S608 - constant SQL, the terms are bound
-_COVERED_NEWEST_SQL = _COVER_CTE + _COVERED_NEWEST_TAIL  # noqa: S608 - constant SQL, the terms are bound
+"""  # noqa: S608 - built by visible()
 _COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
 
 # bm25 reads the whole list of every term in the MATCH to weigh it (~1 us a fact holding the
@@ -116,7 +116,7 @@ async def fts_facts(
         )
         params.update({f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)})
         sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-        return await store.fetchall(sql.format(union=union), params)
+        return await store.fetchall(sql.replace("{union}", union), params)
     sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
     return await store.fetchall(sql, params)
 
