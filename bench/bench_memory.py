@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from server import ages  # noqa: E402
+from server.governance import visibility  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.memory.pagematch import strip_site_name  # noqa: E402
 from server.memory.search import (  # noqa: E402
@@ -224,7 +225,7 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
             params = {"match": m, "limit": limit, "host": host, "window": WINDOW,
                       **{f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)}}
             sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-            return con.execute(sql.format(union=union), params).fetchall()
+            return con.execute(sql.replace("{union}", union), params).fetchall()
         n = hits(m)
         if n == 0:
             return []
@@ -339,6 +340,8 @@ async def run(data_dir: Path, samples: int) -> None:
         proc.terminate()
         proc.wait(10)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    # the visibility rule's SQL function, as the server installs it (no host is off in this store)
+    con.create_function(visibility.FUNCTION, 1, lambda host: 1, deterministic=True)
     sql = {
         "page-probe (miss)": timed_sql(sql_probe, con, probe_pages),
         "page-match": timed_sql(sql_match, con, match_pages),

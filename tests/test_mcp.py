@@ -182,10 +182,6 @@ async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) ->
     assert "persimmon" not in page_after and "persimmon" not in convo_after
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "missing server rule: the governance visibility rule (items of a host set `off` after they were "
-    "stored are hidden from every reader) is being built on branch wt/rules; /api/search still "
-    "returns them"))
 async def test_an_off_sites_items_never_come_back(server: ServerProcess) -> None:
     store(server, "/api/notes", {"url": "https://open.example/a", "text": "the kumquat marmalade recipe"})
     store(server, "/api/notes", {"url": "https://closed.example/a", "text": "the kumquat tree in the yard"})

@@ -29,6 +29,8 @@ NOT_READERS = {
     "server/memory/forget.py:COUNT_LIVE": "forget counts every live fact of the host it will hide, off or not",
     "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
+    "server/memory/search.py:_TERM_ROWIDS": "a term's rowids for the coverage count; _COVERED_SQL reads the rows",
+    "server/library/queries.py:_CHUNK_HOLDS_TERM": "whether a chunk holds a term; search_chunks reads the chunk",
     "server/memory/captures.py:upsert": "the capture writer lines up incoming turns with the stored ones",
     "server/memory/captures.py:_conversation": "the capture writer finds the conversation row it updates",
     "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",

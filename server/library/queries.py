@@ -77,6 +77,11 @@ async def count_for_host(store: Store, host: str) -> int:
     return int(row[0]) if row else 0
 
 
+# whether a chunk holds one term (1 or 0), for the coverage count only: the chunk itself is read
+# by search_chunks through the visibility rule
+_CHUNK_HOLDS_TERM = "(c.id IN (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?))"
+
+
 async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """One FTS MATCH string (from searchtext.fts_queries): the best chunk of each document, best
     first. With `any_of` (the any-term stage's terms), `covered` counts how many of them a chunk
@@ -84,9 +89,7 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
     if limit <= 0 or not match:
         return []
     terms = [fts_queries(w)[0] for w in any_of] if len(any_of) > 1 else []
-    covered = " + ".join(
-        "(c.id IN (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?))" for _ in terms
-    ) or "0"
+    covered = " + ".join(_CHUNK_HOLDS_TERM for _ in terms) or "0"
     rows = await store.fetchall(
         f"""
         WITH hits AS (

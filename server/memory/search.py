@@ -77,6 +77,9 @@ FROM cov JOIN facts f ON f.id = cov.rowid
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
+# one term's rowids, for the coverage count only: the rows themselves are read by _COVERED_SQL,
+# which joins facts through the visibility rule
+_TERM_ROWIDS = "SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{n}"
 _COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
 
 # bm25 reads the whole list of every term in the MATCH to weigh it (~1 us a fact holding the
@@ -110,10 +113,7 @@ async def fts_facts(
         return []
     params: dict[str, Any] = {"match": match, "limit": limit, "host": exclude_host, "window": WINDOW}
     if covering:
-        union = " UNION ALL ".join(
-            f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{i}"  # noqa: S608 - named placeholders only
-            for i in range(len(any_of))
-        )
+        union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
         params.update({f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)})
         sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
         return await store.fetchall(sql.replace("{union}", union), params)
