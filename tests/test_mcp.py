@@ -185,16 +185,27 @@ async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) ->
 async def test_an_off_sites_items_never_come_back(server: ServerProcess) -> None:
     store(server, "/api/notes", {"url": "https://open.example/a", "text": "the kumquat marmalade recipe"})
     store(server, "/api/notes", {"url": "https://closed.example/a", "text": "the kumquat tree in the yard"})
-    store(server, "/api/library/add_text", {"url": "https://closed.example/doc", "title": "Kumquats",
-                                            "text": "All about kumquat trees."})
+    store(server, "/api/captures", {"url": "https://closed.example/chat/9", "turns": [
+        {"role": "user", "text": "when do kumquats ripen?"}]}, expect=200)
+    doc = store(server, "/api/library/add_text", {"url": "https://closed.example/doc", "title": "Kumquats",
+                                                  "text": "All about kumquat trees."})["document"]["id"]
     async with agent(server.port, server.data_dir) as session:
         _, before = await call(session, "search_memory", query="kumquat")
-        assert "https://closed.example/a" in before and "https://closed.example/doc" in before  # positive control
+        _, convo_before = await call(session, "get_conversation", url="https://closed.example/chat/9")
+        error, doc_before = await call(session, "get_document", id=doc)
+        # positive control: before the rule, the observer sees every one of them
+        assert "https://closed.example/a" in before and "https://closed.example/doc" in before
+        assert "when do kumquats ripen?" in convo_before and not error and "All about kumquat" in doc_before
+
         assert server.call("PUT", "/api/site-mode", {"host": "closed.example", "mode": "off"})[0] == 200
         _, after = await call(session, "search_memory", query="kumquat")
         _, page_after = await call(session, "page_memory", url="https://closed.example/a")
+        _, convo_after = await call(session, "get_conversation", url="https://closed.example/chat/9")
+        error, doc_after = await call(session, "get_document", id=doc)
     assert "https://open.example/a" in after and "closed.example" not in after
-    assert "kumquat" not in page_after
+    assert "kumquat" not in page_after and "turned off" in page_after
+    assert "kumquat" not in convo_after
+    assert error and "kumquat" not in doc_after.lower()
 
 
 async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(server: ServerProcess, tmp_path: Path) -> None:
