@@ -18,6 +18,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from server.resultformat import ANSWER_CHARS
 from tests.server_process import REPO, ServerProcess, free_port
 
+WHEREFROM = Path(sys.executable).parent / "wherefrom"  # the installed console script, as a host runs it
 READ_TOOLS = {"search_memory", "page_memory", "get_conversation", "get_document"}
 
 
@@ -34,8 +35,7 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 async def agent(port: int, data_dir: Path, *extra: str) -> AsyncIterator[ClientSession]:
     """An MCP client session with `wherefrom mcp` started over stdio, as Claude Desktop does."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "server", "mcp", "--port", str(port), "--data-dir", str(data_dir), *extra],
-        cwd=REPO,
+        command=str(WHEREFROM), args=["mcp", "--port", str(port), "--data-dir", str(data_dir), *extra], cwd=REPO,
     )
     with (data_dir.parent / "mcp-stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
