@@ -122,6 +122,7 @@ class Browser:
         self.ext_dir = Path(ext_dir)
         self.context: Any = None
         self.sw: Any = None
+        self.version: str | None = None  # Chromium's, from the service worker's user agent
         self.seen: list[dict[str, Any]] = []  # Playwright's view of requests, for attribution
         self.console: list[str] = []
         self.tracing = os.environ.get("WF_TRACE", "1") != "0"
@@ -150,6 +151,11 @@ class Browser:
         if self.tracing:
             await self.context.tracing.start(screenshots=True, snapshots=True)
         self.sw = await self._service_worker()
+        agent = str(await self.sw.evaluate("() => navigator.userAgent"))
+        self.version = next(
+            (w.split("/", 1)[1] for w in agent.split() if w.startswith(("Chrome/", "HeadlessChrome/"))),
+            None,
+        )
         self.sw.on("console", lambda m: self.console.append(f"sw {m.type}: {m.text}"))
         return self
 
