@@ -164,6 +164,8 @@ def single_run_rows() -> list[dict[str, Any]]:
         rows.append({
             "test": f"e2e/test_farm_phase_a.py::test_phase_a[{site}]", "site": site,
             "phase": "phase_a", "variant": "run", "ledger": 14, "time_s": 19.2,
+            "variants": {v: "failed" if site == "grok" and v == "site_off" else "passed"
+                         for v in ("memory_off", "site_off", "sensitive")},
             "outcome": "failed" if site == "grok" else "passed", "chromium": "131.0.6778.85",
         })
         for fx in catalog(site):

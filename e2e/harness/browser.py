@@ -68,6 +68,15 @@ PROFILE_PREFS = {
 }
 
 
+# The browser's full version (the user agent string says only "150.0.0.0").
+VERSION_JS = """async () => {
+  const d = navigator.userAgentData;
+  const all = d ? (await d.getHighEntropyValues(['fullVersionList'])).fullVersionList : [];
+  const b = all.find(x => /Chrom/.test(x.brand));
+  return b ? b.version : (navigator.userAgent.match(/Chrome\\/([\\d.]+)/) || [])[1] || null;
+}"""
+
+
 def chromium_path() -> str | None:
     env = os.environ.get("WHEREFROM_CHROMIUM")
     if env:
@@ -151,11 +160,7 @@ class Browser:
         if self.tracing:
             await self.context.tracing.start(screenshots=True, snapshots=True)
         self.sw = await self._service_worker()
-        agent = str(await self.sw.evaluate("() => navigator.userAgent"))
-        self.version = next(
-            (w.split("/", 1)[1] for w in agent.split() if w.startswith(("Chrome/", "HeadlessChrome/"))),
-            None,
-        )
+        self.version = await self.sw.evaluate(VERSION_JS)
         self.sw.on("console", lambda m: self.console.append(f"sw {m.type}: {m.text}"))
         return self
 

@@ -101,7 +101,16 @@ def status(row: Mapping[str, Any] | None) -> str:
     if not row:
         return "notrun"
     outcome = str(row.get("outcome", "?"))
-    if outcome in ("failed", "error", "xpassed") or row.get("teardown_errors"):
+    if row.get("teardown_errors"):
+        return "fail"
+    if outcome in ("failed", "error") and row.get("phase") == "phase_a" and row.get("variant") == "run":
+        # the whole Phase A test: its own cell is the ledger check; a window that failed is
+        # shown (and counted) in its own cell
+        windows_failed = any(v != "passed" for v in (row.get("variants") or {}).values())
+        if windows_failed and isinstance(row.get("ledger"), int):
+            return "pass"
+        return "fail"
+    if outcome in ("failed", "error", "xpassed"):
         return "fail"
     if outcome == "not_run":
         return "notrun"
@@ -124,7 +133,7 @@ def headline(row: Mapping[str, Any]) -> str:
     key = row.get("variant") or row.get("scenario")
     if phase == "phase_a" and key == "run":
         ledger = row.get("ledger")
-        return f"ledger {ledger}" if ledger is not None else "ledger –"
+        return f"{ledger} req" if isinstance(ledger, int) else str(ledger or "")
     if phase == "phase_a":
         if _int(row.get("violations")):
             return f"{row['violations']} viol"
@@ -151,13 +160,14 @@ def headline(row: Mapping[str, Any]) -> str:
             bits.append(f"blocks {score[0]}/{score[1]}")
         if phase == "phase_b" and status(row) == "fail":
             for field, label in (
-                ("match", "turns"),
+                ("match", "turns" if captured == expected else ""),
                 ("composer_insert", "insert"),
                 ("note_in_panel", "note"),
                 ("note_green", "green"),
             ):
                 if row.get(field) is False:
-                    bits.append(f"{label} ✗")
+                    if label:
+                        bits.append(f"{label} ✗")
                     break
             if row.get("ledger") == "mismatch":
                 bits.append("ledger ✗")
@@ -191,8 +201,18 @@ def is_site(name: str) -> bool:
 
 
 def _count(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
-    got = [status(r) for r in rows]
+    """(passing, total) where a skipped cell counts in neither."""
+    got = [st for st in map(status, rows) if st != "skip"]
     return sum(st == "pass" for st in got), len(got)
+
+
+def skipped(matrix: Mapping[str, Any]) -> int:
+    return sum(
+        status(r) == "skip"
+        for e in matrix.get("sites", {}).values()
+        for rows in e.values()
+        for r in rows.values()
+    )
 
 
 def counts(matrix: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
@@ -254,13 +274,24 @@ def summary_line(matrix: Mapping[str, Any], limit: int = 8) -> str:
         parts.append(f"real pages {c['real'][0]}/{c['real'][1]} exact, {silent} silent partial")
     if c["self"][1]:
         parts.append(f"self-checks {c['self'][0]}/{c['self'][1]}")
+    if n_skipped := skipped(matrix):
+        parts.append(f"{n_skipped} skipped")
     probs = problems(matrix)
     tally = {s: sum(p[0] == s for p in probs) for s in ("fail", "notrun", "gap")}
     words = {"fail": "failing", "notrun": "not run", "gap": "with gaps"}
-    if probs:
-        parts.append(", ".join(f"{n} {words[s]}" for s, n in tally.items() if n))
-        shown = [f"{MARK[s]} {name}" + (f" ({h})" if (h := headline(r)) else "")
-                 for s, name, r in probs[:limit]]
-        rest = f"; +{len(probs) - limit} more" if len(probs) > limit else ""
-        return f"{head}: " + " · ".join(parts) + " — " + "; ".join(shown) + rest
-    return f"{head}: " + " · ".join(parts) + " — all green"
+    if not probs:
+        return f"{head}: " + " · ".join(parts) + " — all green"
+    parts.append(", ".join(f"{n} {words[s]}" for s, n in tally.items() if n))
+    # name what fails and what has gaps; cells that never ran are named only when few (a
+    # narrowed run leaves many, and they say nothing about the build)
+    named = [p for p in probs if p[0] != "notrun" or tally["notrun"] <= 3]
+    shown = [
+        f"{MARK[s]} {name}" + (f" ({h})" if s != "notrun" and (h := headline(r)) else "")
+        for s, name, r in named[:limit]
+    ]
+    if len(named) > limit:
+        shown.append(f"+{len(named) - limit} more")
+    if tally["notrun"] > 3:
+        where = {n.split("/")[0] for s, n, _ in probs if s == "notrun"}
+        shown.append(f"? {tally['notrun']} cells in {len(where)} site(s) not run")
+    return f"{head}: " + " · ".join(parts) + " — " + "; ".join(shown)

@@ -64,30 +64,43 @@ details.c>summary::-webkit-details-marker{display:none}
 details.c>summary .k{overflow:hidden;text-overflow:ellipsis;max-width:22ch}
 details.c>summary .n{font-variant-numeric:tabular-nums;opacity:.85}
 details.c[open]{flex-basis:100%}
-.pass>summary,.pass .m{background:var(--pass);color:var(--pass-ink)}
-.fail>summary,.fail .m{background:var(--fail);color:var(--fail-ink);font-weight:600}
-.gap>summary,.gap .m{background:var(--gap);color:var(--gap-ink)}
-.skip>summary,.skip .m{background:var(--skip);color:var(--skip-ink)}
-.notrun>summary,.notrun .m{background:var(--notrun);color:var(--notrun-ink)}
+.pass>summary,.m.pass{background:var(--pass);color:var(--pass-ink)}
+.fail>summary,.m.fail{background:var(--fail);color:var(--fail-ink);font-weight:600}
+.gap>summary,.m.gap{background:var(--gap);color:var(--gap-ink)}
+.skip>summary,.m.skip{background:var(--skip);color:var(--skip-ink)}
+.notrun>summary,.m.notrun{background:var(--notrun);color:var(--notrun-ink)}
 .m{display:inline-block;min-width:1.5em;text-align:center;border-radius:8px;padding:0 4px}
 .more{margin:4px 0 6px;padding:6px 8px;border:1px solid #ddd;border-radius:4px;background:#fafafa;
 white-space:normal;font-weight:400;color:#222}
 .more dl{display:grid;grid-template-columns:max-content 1fr;gap:1px 10px;margin:0}
 .more dt{color:#666}.more dd{margin:0;overflow-wrap:anywhere}
-.more pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0 0;font-size:11px;max-height:16em;
+.more pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0 0 4px;font-size:11px;max-height:16em;
 overflow:auto;background:#fff;border:1px solid #eee;padding:4px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 tr.fail>th.site{box-shadow:inset 3px 0 var(--fail-ink)}
 tr.gap>th.site{box-shadow:inset 3px 0 #d9a400}
 tr.notrun>th.site{box-shadow:inset 3px 0 var(--notrun-ink)}
 @media (max-width:760px){
+ body{padding:8px}
  thead{display:none}
- table,tbody,tr,th,td{display:block;width:100%}
- tr{border:1px solid #ddd;border-radius:6px;margin:0 0 10px;padding:4px 6px}
- th,td{border:0;padding:3px 0}
- th.site,td.num{width:auto;text-align:left}
- td[data-label]::before{content:attr(data-label);display:block;font-size:11px;color:#666}
- details.c>summary .k{max-width:16ch}
+ table,tbody{display:block;width:100%}
+ tr{display:flex;flex-wrap:wrap;align-items:baseline;gap:3px 8px;border:1px solid #ddd;
+  border-radius:6px;margin:0 0 8px;padding:5px 7px}
+ th,td{display:block;border:0;padding:0}
+ th.site{flex:1 0 auto;order:0;width:auto}
+ td.num{order:1;width:auto}
+ td.a{order:2;flex:0 0 auto}
+ td.w{order:3;flex:1 0 100%}
+ td[data-label]::before{content:attr(data-label);font-size:11px;color:#666;margin-right:4px}
+ td.w[data-label]::before{display:block;margin:2px 0 1px}
+ td.a details.c{display:inline-block;vertical-align:baseline}
+ td.a details.c[open]{display:block}
+ td.empty{display:none}
+ th.site{box-shadow:none!important}
+ tr.fail{border-left:4px solid var(--fail-ink)}
+ tr.gap{border-left:4px solid #d9a400}
+ tr.notrun{border-left:4px solid var(--notrun-ink)}
+ details.c>summary .k{max-width:18ch}
 }
 """
 
@@ -112,23 +125,28 @@ def _value(key: str, value: Any) -> str:
 
 
 def _details(row: Mapping[str, Any], report_dir: Path | None) -> str:
+    """The error first, then every field the row recorded, then the failure artifacts."""
+    out = f"<pre>{_esc(row['error'])}</pre>" if row.get("error") else ""
     items = [f"<dt>outcome</dt><dd>{_esc(row.get('outcome', '?'))}</dd>"]
     for key, value in row.items():
         if key in HIDDEN or value in (None, "", [], {}):
             continue
         items.append(f"<dt>{_esc(key)}</dt><dd>{_value(key, value)}</dd>")
-    out = "<dl>" + "".join(items) + "</dl>"
+    out += "<dl>" + "".join(items) + "</dl>"
     for a in row.get("artifacts") or []:
         name = Path(str(a)).name
-        href = os.path.relpath(str(a), report_dir) if report_dir else name
+        # linked when it lies under the report (a shard's artifacts stay with that shard)
+        inside = report_dir is not None and Path(str(a)).is_relative_to(report_dir)
+        href = os.path.relpath(str(a), report_dir) if inside and report_dir else name
         out += f"<div>artifact: <a href='{_esc(href)}'>{_esc(name)}</a></div>"
-    if row.get("error"):
-        out += f"<pre>{_esc(row['error'])}</pre>"
     return out
 
 
-def chip(row: Mapping[str, Any] | None, name: str, report_dir: Path | None = None) -> str:
-    """One cell: mark, name, the number that matters; opens on the whole row."""
+def chip(
+    row: Mapping[str, Any] | None, name: str, report_dir: Path | None = None, *, show_name: bool = True
+) -> str:
+    """One cell: mark, name (unless its column says it), the number that matters; opens on the
+    whole row."""
     r: Mapping[str, Any] = row or {"outcome": "not_run"}
     st = status(r)
     num = headline(r)
@@ -137,7 +155,8 @@ def chip(row: Mapping[str, Any] | None, name: str, report_dir: Path | None = Non
         tip += " — " + str(r["error"]).splitlines()[0][:200]
     return (
         f"<details class='c {st}'><summary title='{_esc(tip)}'>"
-        f"<b aria-label='{_esc(WORDS[st])}'>{MARK[st]}</b><span class=k>{_esc(name)}</span>"
+        f"<b aria-label='{_esc(WORDS[st])}'>{MARK[st]}</b>"
+        + (f"<span class=k>{_esc(name)}</span>" if show_name else "")
         + (f"<span class=n>{_esc(num)}</span>" if num else "")
         + f"</summary><div class=more>{_details(r, report_dir)}</div></details>"
     )
@@ -145,7 +164,7 @@ def chip(row: Mapping[str, Any] | None, name: str, report_dir: Path | None = Non
 
 def _chips(rows: Mapping[str, Mapping[str, Any]], report_dir: Path | None) -> str:
     if not rows:
-        return "<span class=none>—</span>"
+        return "<span class=none>—</span>"  # the cell gets class `empty` (hidden when narrow)
     return "<div class=chips>" + "".join(
         chip(r, label(r) if r.get("phase") == "phase_a" else k, report_dir)
         for k, r in sorted(rows.items())
@@ -227,17 +246,19 @@ def render_html(m: Mapping[str, Any], report_dir: Path | None = None) -> str:
         ]
         for v in PHASE_A_WINDOWS:
             name = label({"phase": "phase_a", "variant": v})
-            row.append(f"<td data-label='Phase A · {_esc(name)}'>{chip(a.get(v), name, report_dir)}</td>")
+            cell = chip(a.get(v), name, report_dir, show_name=False)
+            row.append(f"<td class=a data-label='{_esc(name)}'>{cell}</td>")
         run = a.get("run")
         row.append(
-            "<td data-label='Phase A · ledger'>"
-            + (chip(run, "ledger", report_dir) if run else "<span class=none>—</span>")
+            "<td class=a data-label='ledger'>"
+            + (chip(run, "ledger", report_dir, show_name=False) if run else "<span class=none>—</span>")
             + "</td>"
         )
-        row.append(f"<td data-label='Phase B'>{_chips(e.get('phase_b', {}), report_dir)}</td>")
         real = {**e.get("real_pages", {}), **e.get("other", {})}
-        row.append(f"<td data-label='real pages'>{_chips(real, report_dir)}</td>")
-        row.append(f"<td class=num data-label='time'>{_site_time(e):.0f} s</td></tr>")
+        for title, cells in (("Phase B — fixtures", e.get("phase_b", {})), ("real pages", real)):
+            cls = "w" if cells else "w empty"
+            row.append(f"<td class='{cls}' data-label='{title}'>{_chips(cells, report_dir)}</td>")
+        row.append(f"<td class=num>{_site_time(e):.0f} s</td></tr>")
         out.append("".join(row))
     out.append("</tbody></table>")
     if own:
@@ -252,8 +273,8 @@ def render_html(m: Mapping[str, Any], report_dir: Path | None = None) -> str:
             out.append(
                 f"<tr class={st}><th class=site scope=row><b class='m {st}'>{MARK[st]}</b> "
                 f"{_esc(name.lstrip('_') or name)}</th>"
-                f"<td data-label='results'>{_chips(rows, report_dir)}</td>"
-                f"<td class=num data-label='time'>{_site_time(e):.0f} s</td></tr>"
+                f"<td class=w>{_chips(rows, report_dir)}</td>"
+                f"<td class=num>{_site_time(e):.0f} s</td></tr>"
             )
         out.append("</tbody></table>")
     return "\n".join(out) + "\n"
