@@ -14,19 +14,20 @@ const root = fileURLToPath(new URL('../../extension/', import.meta.url));
 function walk(dir) {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? walk(p) : p.endsWith('.js') ? [p] : [];
+    return statSync(p).isDirectory() ? walk(p) : /\.m?js$/.test(p) ? [p] : [];
   });
 }
 
 const files = walk(root);
-const isModule = (/** @type {string} */ src) => /^\s*(import|export)\s/m.test(src);
+const isModule = (/** @type {string} */ src, /** @type {string} */ file) =>
+  file.endsWith('.mjs') || file.endsWith('.esm.js') || /^\s*(import|export)\s/m.test(src);
 
 test('there are scripts to check', () => assert.ok(files.length >= 10));
 
 for (const file of files) {
   const rel = relative(root, file);
   const src = readFileSync(file, 'utf8');
-  if (isModule(src)) {
+  if (isModule(src, file)) {
     test(`module parses and its imports resolve: ${rel}`, async () => {
       // panel.js and main.js touch the DOM / chrome at top level: parse without running
       // (background.test.mjs runs main.js against a fake chrome)

@@ -1,0 +1,71 @@
+// The panel's state: which tab it is about, which view shows, and the one way to talk to the
+// background (the token is never held here beyond the pairing input).
+
+import { $ } from './dom.js';
+
+export const P = /** @type {any} */ (globalThis).WherefromProtocol;
+
+export const params = new URLSearchParams(location.search);
+
+export const ui = {
+  view: params.get('view') || 'memory',
+  disclosureDismissed: false,
+  /** @type {any} */ state: null,
+  forget: /** @type {{host: string, confirm: string, until: number, timer: number} | null} */ (null),
+  /** @type {string | null} */ undoBatch: null,
+};
+
+/** Set by panel.js: re-read the state and redraw the current view. */
+export const hooks = {
+  /** @type {() => Promise<void>} */ refreshAll: async () => {},
+  /** @type {(name: string) => void} */ showView: () => {},
+};
+
+/** The tab this panel is about: ?tabId=N (tests, or a panel opened as a tab), else the active tab. */
+export async function tabId() {
+  const given = Number(params.get('tabId'));
+  if (Number.isInteger(given) && given > 0) return given;
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  return tab ? tab.id : undefined;
+}
+
+/** @param {{state: string, message: string}} conn */
+export function showConnection(conn) {
+  const pill = $('conn');
+  pill.dataset.state = conn.state;
+  pill.textContent = conn.state === 'connected' ? 'Connected' : conn.state === 'down' ? 'Server not running' : conn.state === 'unpaired' ? 'Not paired' : conn.message;
+  const detail = {
+    connected: 'Connected to the Wherefrom server.',
+    down: 'Server not running — start it with “wherefrom serve”. Nothing is lost: saves wait in the outbox.',
+    unpaired: 'Not paired — the server is running but does not know this browser yet. Paste the token below.',
+  }[conn.state] || conn.message;
+  $('conn-detail').textContent = detail;
+}
+
+/** @param {string} type @param {Record<string, unknown>} [payload] */
+export async function send(type, payload = {}) {
+  try {
+    const r = await chrome.runtime.sendMessage({ type, payload });
+    // keep the connection pill honest between checks
+    const kind = r && (r.kind || (r.failure && r.failure.kind));
+    if (kind === 'down') showConnection({ state: 'down', message: 'Server not running' });
+    else if (kind === 'unpaired') showConnection({ state: 'unpaired', message: 'Not paired' });
+    return r;
+  } catch (err) {
+    return { ok: false, message: 'The extension is restarting; try again.' };
+  }
+}
+
+export async function loadState() {
+  ui.state = await send(P.PANEL_GET_STATE, { tabId: await tabId() });
+  return ui.state;
+}
+
+/** Age of a local timestamp (outbox entries, misses). @param {number} ms */
+export function since(ms) {
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
