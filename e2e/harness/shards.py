@@ -111,13 +111,16 @@ def load(path: Path | None = None) -> Plan:
 
 # ---------------------------------------------------------------------------- which site a test is
 def registry_site(host: str) -> str | None:
-    """The registry's site for a host (the host or a subdomain of one of its hosts)."""
+    """The registry's site for a host (the host or a subdomain of one of its hosts: the one
+    host-or-subdomain rule, server/urls.py)."""
+    from server.urls import host_or_subdomain  # here: `names` and `show` need no install
+
     try:
         reg = json.loads(REGISTRY.read_text("utf-8"))
     except (OSError, ValueError):
         return None
     for s in reg.get("sites", []):
-        if any(host == h or host.endswith("." + h) for h in s.get("hosts") or []):
+        if any(host_or_subdomain(host, h) for h in s.get("hosts") or []):
             return str(s["id"])
     return None
 
