@@ -7,10 +7,16 @@ import { P, hooks, loadState, params, send, showConnection, tabId, ui } from './
 import { initMemory, renderMemory } from './views/memory.js';
 import { renderActivity } from './views/activity.js';
 import { initSettings, renderSettings } from './views/settings.js';
+import { initSearch, renderSearch } from './views/search.js';
+import { initConversation, renderConversation } from './views/conversation.js';
+import { renderLibrary } from './views/library.js';
 
 /** @type {Record<string, () => Promise<void>>} */
 const VIEWS = {
   memory: renderMemory,
+  search: renderSearch,
+  conversation: renderConversation,
+  library: renderLibrary,
   activity: renderActivity,
   settings: renderSettings,
 };
@@ -50,6 +56,19 @@ hooks.refreshAll = refreshAll;
 hooks.showView = showView;
 initMemory();
 initSettings(opened);
+initSearch();
+initConversation();
+
+/** A view asked for by a keyboard command (background/main.js writes it as it opens the panel). */
+async function takeAskedView() {
+  const { panelView } = await chrome.storage.session.get('panelView');
+  if (!panelView || !(panelView.view in VIEWS)) return;
+  await chrome.storage.session.remove('panelView');
+  if (Date.now() - Number(panelView.at) < 60_000) showView(panelView.view);
+}
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'session' && changes.panelView && changes.panelView.newValue) takeAskedView();
+});
 
 $('accept').addEventListener('click', async () => {
   await send(P.PANEL_ACCEPT_DISCLOSURE);
@@ -74,3 +93,4 @@ chrome.tabs.onUpdated.addListener(async (id, change) => {
 
 showView(ui.view);
 opened();
+takeAskedView();
