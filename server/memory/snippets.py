@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from server.governance.visibility import visible
 from server.searchtext import index_form
 from server.store.db import Store
 
@@ -28,21 +29,21 @@ _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
 _TOKEN = re.compile(r"\w+(?:['’‘`]s\b)?", re.UNICODE)
 _MARKERS = str.maketrans("", "", MARK_START + MARK_END)
 
-_FACT_HIGHLIGHTS = """
+_FACT_HIGHLIGHTS = f"""
 SELECT facts_fts.rowid AS id, f.title AS title, f.text AS text,
        highlight(facts_fts, 0, char(57344), char(57345)) AS h_title,
        highlight(facts_fts, 1, char(57344), char(57345)) AS h_body
 FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
-WHERE facts_fts MATCH ? AND facts_fts.rowid IN ({marks})
-"""
-_CHUNK_HIGHLIGHTS = """
+WHERE facts_fts MATCH ? AND facts_fts.rowid IN ({{marks}}) AND {visible("facts", "f")}
+"""  # noqa: S608 - built by visible()
+_CHUNK_HIGHLIGHTS = f"""
 SELECT c.document_id AS document_id, c.seq AS seq, c.text AS text,
        highlight(document_chunks_fts, 0, char(57344), char(57345)) AS h_title,
        highlight(document_chunks_fts, 1, char(57344), char(57345)) AS h_body
 FROM document_chunks_fts JOIN document_chunks c ON c.id = document_chunks_fts.rowid
-WHERE document_chunks_fts MATCH ? AND document_chunks_fts.rowid IN (
-  SELECT id FROM document_chunks WHERE document_id IN ({marks}))
-"""
+WHERE document_chunks_fts MATCH ? AND {visible("document_chunks", "c")} AND document_chunks_fts.rowid IN (
+  SELECT d.id FROM document_chunks d WHERE d.document_id IN ({{marks}}) AND {visible("document_chunks", "d")})
+"""  # noqa: S608 - built by visible()
 
 
 def matched_words(*highlighted: str) -> set[str]:
