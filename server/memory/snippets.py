@@ -111,12 +111,12 @@ async def add_snippets(store: Store, match: str, results: Iterable[dict[str, Any
         ids = sorted({d for d, _seq in docs})
         sql = _CHUNK_HIGHLIGHTS.format(marks=_in(len(ids)))
         for row in await store.fetchall(sql, [match, *ids]):
-            hit = docs.get((row["document_id"], row["seq"]))
-            if hit is None:
+            doc = docs.get((row["document_id"], row["seq"]))
+            if doc is None:
                 continue
             words = matched_words(row["h_title"], row["h_body"])
-            hit["snippet"] = snippet(row["text"], words)
-            hit["title_marked"] = mark(hit.get("title") or "", words)
+            doc["snippet"] = snippet(row["text"], words)
+            doc["title_marked"] = mark(doc.get("title") or "", words)
     for r in results:  # a row FTS did not return (it cannot happen for a hit; never leave a gap)
         r.setdefault("snippet", snippet(str(r.get("text") or ""), set()))
         r.setdefault("title_marked", str(r.get("title") or "").translate(_MARKERS))
