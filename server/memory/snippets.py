@@ -3,7 +3,8 @@
 FTS5's highlight() knows which words of a row matched (it runs the table's tokenizer: porter
 stems, folded diacritics), but it returns the *indexed* form, where a possessive is folded
 ("Alice's" is indexed as "Alices"). So the matched words are read from highlight() and the marks
-are put on the original text, token by token (a token compares by its indexed form).
+are put on the original text by one regex of those words (each also in the possessive form it
+may have been folded from), which runs in C: a 200k-character turn costs no Python loop.
 
 Marks are two private-use characters, never HTML: MARK_START (U+E000) before a matched word,
 MARK_END (U+E001) after it. Clients build their own nodes from them (the side panel: <mark>
@@ -18,7 +19,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from server.governance.visibility import visible
-from server.searchtext import index_form
 from server.store.db import Store
 
 MARK_START = "\ue000"
@@ -26,8 +26,6 @@ MARK_END = "\ue001"
 SNIPPET_CHARS = 240          # the window of text shown around the first matched word
 LEAD_CHARS = 60              # how much of it comes before that word
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
-_TOKEN = re.compile(r"\w+(?:['’‘`]s\b)?", re.UNICODE)
-_MARKERS = str.maketrans("", "", MARK_START + MARK_END)
 
 _FACT_HIGHLIGHTS = f"""
 SELECT facts_fts.rowid AS id, f.title AS title, f.text AS text,
@@ -55,26 +53,41 @@ def matched_words(*highlighted: str) -> set[str]:
     return words
 
 
+def _pattern(words: set[str]) -> re.Pattern[str] | None:
+    """One regex for the matched words as they may appear in the original text: the word itself,
+    or, for an indexed "...s", the possessive it was folded from ("dogs" <- "dog's")."""
+    alts: list[str] = []
+    for w in sorted(words, key=len, reverse=True):
+        alts.append(re.escape(w))
+        if len(w) > 1 and w.endswith("s"):
+            alts.append(re.escape(w[:-1]) + "['’‘`]s")
+    if not alts:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)", re.IGNORECASE)
+
+
+def _mark(text: str, pattern: re.Pattern[str] | None) -> str:
+    return text if pattern is None else pattern.sub(lambda m: MARK_START + m.group() + MARK_END, text)
+
+
 def mark(text: str, words: set[str]) -> str:
-    """The whole text with every token whose indexed form is in `words` marked."""
-    text = text.translate(_MARKERS)
-    if not words:
-        return text
-    out: list[str] = []
-    last = 0
-    for m in _TOKEN.finditer(text):
-        if index_form(m.group()).lower() in words:
-            out += [text[last:m.start()], MARK_START, m.group(), MARK_END]
-            last = m.end()
-    out.append(text[last:])
-    return "".join(out)
+    """The whole text with every occurrence of a matched word marked."""
+    return _mark(_unmarked(text), _pattern(words))
 
 
 def snippet(text: str, words: set[str], width: int = SNIPPET_CHARS) -> str:
     """A window of about `width` characters of the text (whitespace collapsed) around its first
     matched word, cut at spaces, with "…" where it was cut, the matched words marked."""
-    flat = " ".join(text.translate(_MARKERS).split())
-    first = next((m.start() for m in _TOKEN.finditer(flat) if index_form(m.group()).lower() in words), 0)
+    raw = _unmarked(text)
+    pattern = _pattern(words)
+    hit = pattern.search(raw) if pattern is not None else None
+    # only a region around the first match is flattened (a turn may be 200k characters)
+    lo = max(0, (hit.start() if hit else 0) - 4 * width)
+    hi = min(len(raw), lo + 12 * width)
+    flat = " ".join(raw[lo:hi].split())
+    cut_before, cut_after = lo > 0, hi < len(raw)
+    found = pattern.search(flat) if pattern is not None else None
+    first = found.start() if found else 0
     if len(flat) <= width:
         start, end = 0, len(flat)
     else:
@@ -86,8 +99,14 @@ def snippet(text: str, words: set[str], width: int = SNIPPET_CHARS) -> str:
         if end < len(flat):
             space = flat.rfind(" ", max(first, start + 1), end)
             end = space if space > start else end
-    window = flat[start:end]
-    return ("…" if start > 0 else "") + mark(window, words) + ("…" if end < len(flat) else "")
+    cut_before = cut_before or start > 0
+    cut_after = cut_after or end < len(flat)
+    return ("…" if cut_before else "") + _mark(flat[start:end], pattern) + ("…" if cut_after else "")
+
+
+def _unmarked(text: str) -> str:
+    """The text without either mark (str.replace: no per-character work when there is none)."""
+    return text.replace(MARK_START, "").replace(MARK_END, "")
 
 
 def _in(n: int) -> str:
@@ -119,4 +138,4 @@ async def add_snippets(store: Store, match: str, results: Iterable[dict[str, Any
             doc["title_marked"] = mark(doc.get("title") or "", words)
     for r in results:  # a row FTS did not return (it cannot happen for a hit; never leave a gap)
         r.setdefault("snippet", snippet(str(r.get("text") or ""), set()))
-        r.setdefault("title_marked", str(r.get("title") or "").translate(_MARKERS))
+        r.setdefault("title_marked", _unmarked(str(r.get("title") or "")))
