@@ -18,16 +18,17 @@ let timer;
 export async function renderSearch() {
   const input = /** @type {HTMLInputElement} */ ($('q'));
   if (input.value !== state.q && !timer) input.value = state.q;
+  // a redraw (the panel re-renders when tabs change) keeps the focus where it was; coming back
+  // from a conversation focuses the result that opened it; arriving from elsewhere, the box
+  const active = /** @type {HTMLElement | null} */ (document.activeElement);
+  const wasOn = active && active.closest('#results') ? active.dataset.key || null : null;
+  const arriving = !active || active === document.body || Boolean(active.closest('nav'));
   draw();
-  if (state.focus) {
-    const back = /** @type {HTMLElement | null} */ (document.querySelector(`#results button.result[data-key="${CSS.escape(state.focus)}"]`));
-    state.focus = null;
-    if (back) {
-      back.focus();
-      return;
-    }
-  }
-  input.focus();
+  const key = state.focus || wasOn;
+  state.focus = null;
+  const back = key ? /** @type {HTMLElement | null} */ (document.querySelector(`#results button.result[data-key="${CSS.escape(key)}"]`)) : null;
+  if (back) back.focus();
+  else if (arriving || wasOn) input.focus();
 }
 
 /** Run the query now (Enter, or the pause after typing). */
