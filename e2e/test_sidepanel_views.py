@@ -417,3 +417,14 @@ async def test_open_search_command_switches_an_open_panel_to_search(browser: Bro
     assert await browser.sw.evaluate("() => chrome.storage.session.get('panelView')") == {}
     manifest = (REPO / "extension" / "manifest.json").read_text("utf-8")
     assert '"open-search"' in manifest
+    # the tab list by keyboard: arrows move between views (wrapping), the focus stays on the tabs
+    await panel.focus("#tab-search")
+    await panel.keyboard.press("ArrowRight")
+    await panel.wait_for_selector("#view-library:not([hidden])")
+    assert await panel.evaluate("() => document.activeElement.id") == "tab-library"
+    await panel.keyboard.press("End")
+    await panel.keyboard.press("ArrowRight")
+    await panel.wait_for_selector("#view-memory:not([hidden])")
+    assert await panel.evaluate("() => document.activeElement.id") == "tab-memory"
+    assert await panel.get_attribute("#tab-memory", "tabindex") == "0"
+    assert await panel.get_attribute("#tab-library", "tabindex") == "-1"

@@ -21,11 +21,16 @@ const VIEWS = {
   settings: renderSettings,
 };
 
+/** Views with a tab of their own (the conversation view is reached from Memory and Search). */
+const TAB_VIEWS = { memory: 1, search: 1, library: 1, activity: 1, settings: 1 };
+
 /** @param {string} name */
 function showView(name) {
   ui.view = name in VIEWS ? name : 'memory';
   for (const b of document.querySelectorAll('nav.tabs button')) {
-    b.setAttribute('aria-selected', String(/** @type {HTMLElement} */ (b).dataset.view === ui.view));
+    const on = /** @type {HTMLElement} */ (b).dataset.view === ui.view;
+    b.setAttribute('aria-selected', String(on));
+    b.setAttribute('tabindex', on || !(ui.view in TAB_VIEWS) && b.getAttribute('data-view') === 'memory' ? '0' : '-1');
   }
   for (const v of document.querySelectorAll('section.view')) {
     /** @type {HTMLElement} */ (v).hidden = /** @type {HTMLElement} */ (v).dataset.view !== ui.view;
@@ -83,6 +88,18 @@ $('not-now').addEventListener('click', async () => {
 for (const b of document.querySelectorAll('nav.tabs button')) {
   b.addEventListener('click', () => showView(/** @type {string} */ (/** @type {HTMLElement} */ (b).dataset.view)));
 }
+// the tab list's keys (WAI-ARIA tabs): Left/Right (wrapping), Home/End move to a tab and show it
+$('nav-tabs').addEventListener('keydown', (ev) => {
+  const tabs = /** @type {HTMLElement[]} */ ([...document.querySelectorAll('nav.tabs button')]);
+  const at = tabs.indexOf(/** @type {HTMLElement} */ (document.activeElement));
+  if (at < 0) return;
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[ev.key];
+  if (to === undefined) return;
+  ev.preventDefault();
+  const next = tabs[(to + tabs.length) % tabs.length];
+  showView(/** @type {string} */ (next.dataset.view));
+  next.focus();
+});
 
 chrome.tabs.onActivated.addListener(() => {
   if (!params.get('tabId')) refreshAll();
