@@ -388,7 +388,7 @@ async def test_library_delete_waits_for_undo_then_reaches_the_server(
     assert not await panel.is_visible(f"li.doc[data-id='{drop}']")
 
 
-async def test_search_hides_a_site_turned_off(browser: Browser, server: CompanionServer) -> None:
+async def test_search_hides_a_site_turned_off_and_a_forgotten_one(browser: Browser, server: CompanionServer) -> None:
     await pair_and_accept(browser, server)
     status, _ = await server.call("POST", "/api/notes", json_body={
         "url": "https://hidden.example/recipes", "title": "Recipes", "text": "my secret quince recipe"})
@@ -402,6 +402,19 @@ async def test_search_hides_a_site_turned_off(browser: Browser, server: Companio
     await search_in_panel(panel, "secret quince")
     assert await panel.locator("#results li[data-kind=note]").count() == 0
     assert "secret quince" in await panel.inner_text("#results [data-empty=search]")
+
+    # forget: found before, gone after (the soft forget every reader honours)
+    status, _ = await server.call("POST", "/api/notes", json_body={
+        "url": "https://forgot.example/jam", "title": "Jam", "text": "medlar jelly needs bletted fruit"})
+    assert status == 201
+    await search_in_panel(panel, "medlar jelly")
+    assert await panel.locator("#results li[data-kind=note]").count() == 1
+    status, dry = await server.call("POST", "/api/forget", json_body={"host": "forgot.example", "dry_run": True})
+    assert status == 200 and dry["facts"] == 1, dry
+    status, done = await server.call("POST", "/api/forget", json_body={"host": "forgot.example", "confirm": dry["confirm"]})
+    assert status == 200, done
+    await search_in_panel(panel, "medlar")
+    assert await panel.locator("#results li[data-kind=note]").count() == 0
 
 
 async def test_open_search_command_switches_an_open_panel_to_search(browser: Browser, server: CompanionServer) -> None:
