@@ -10,6 +10,7 @@ import * as actions from './actions.js';
 import { refreshPolicy, currentPolicy, syncContentScripts, chatSiteFor } from './governance.js';
 import { decide, decideWith, mayRead } from './gate.js';
 import { flush, pending } from './outbox.js';
+import { flushDeletes, pendingIds, scheduleDelete, undoDelete } from './library.js';
 import { api, explain, baseUrl } from './server.js';
 import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
 import { refreshActiveTabs, invalidatePage } from './tabs.js';
@@ -251,6 +252,42 @@ async function onPanel(type, p) {
     case P.PANEL_CLEAR_NOTICE:
       if (typeof p.tabId === 'number') await actions.clearNotice(p.tabId);
       return { ok: true };
+    case P.PANEL_SEARCH: {
+      const res = await api.search(p.q, p.limit || 30);
+      return res.ok ? { ok: true, results: res.data.results || [] } : { ok: false, kind: res.kind, message: explain(res) };
+    }
+    case P.PANEL_GET_CONVERSATION: {
+      let url = p.url;
+      if (url === undefined) {
+        // the tab's own conversation: its URL goes to the server only where the tab may be read
+        const info = await tabInfo(await targetTab(p.tabId));
+        if (!info || !info.supported) return { ok: true, status: 'unsupported' };
+        if (!(await pageMemoryOn())) return { ok: true, status: 'memory-off', tab: info };
+        if (info.mode === 'off') return { ok: true, status: 'off', tab: info };
+        if (info.mode === 'unknown') return { ok: true, status: 'not-connected', tab: info };
+        url = info.url;
+      } else if (!/^https?:\/\//i.test(url)) {
+        return { ok: false, status: 'error', message: 'Only http and https pages have conversations.' };
+      }
+      const res = await api.conversation(url);
+      if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res) };
+      return { ok: true, status: 'ok', conversation: res.data };
+    }
+    case P.PANEL_LIST_LIBRARY: {
+      await flushDeletes();
+      const res = await api.library(200);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      const hidden = await pendingIds();
+      return { ok: true, documents: (res.data.documents || []).filter((/** @type {any} */ d) => !hidden.has(d.id)) };
+    }
+    case P.PANEL_GET_DOCUMENT: {
+      const res = await api.document(p.id);
+      return res.ok ? { ok: true, document: res.data.document } : { ok: false, kind: res.kind, message: explain(res) };
+    }
+    case P.PANEL_DELETE_DOCUMENT:
+      return scheduleDelete(p.id);
+    case P.PANEL_UNDO_DELETE_DOCUMENT:
+      return { ok: await undoDelete(p.id) };
     default:
       return { ok: false, error: 'unknown type' };
   }

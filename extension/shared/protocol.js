@@ -42,6 +42,12 @@
     PANEL_RETRY_OUTBOX: 'panel:retry-outbox',
     PANEL_INSERT_TEXT: 'panel:insert-text',
     PANEL_CLEAR_NOTICE: 'panel:clear-notice',
+    PANEL_SEARCH: 'panel:search',
+    PANEL_GET_CONVERSATION: 'panel:get-conversation',
+    PANEL_LIST_LIBRARY: 'panel:list-library',
+    PANEL_GET_DOCUMENT: 'panel:get-document',
+    PANEL_DELETE_DOCUMENT: 'panel:delete-document',
+    PANEL_UNDO_DELETE_DOCUMENT: 'panel:undo-delete-document',
   };
 
   var MODES = ['off', 'suggest', 'collect'];
@@ -83,6 +89,14 @@
   SCHEMAS[T.PANEL_RETRY_OUTBOX] = {};
   SCHEMAS[T.PANEL_INSERT_TEXT] = { tabId: TAB, text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_CLEAR_NOTICE] = { tabId: TAB };
+  // url: a conversation opened from search (a stored source_url); without it, the tab's own
+  var DOC_ID = ['integer', 1, 9007199254740991];
+  SCHEMAS[T.PANEL_SEARCH] = { q: ['string', 1, 4000], limit: ['integer?', 1, 100] };
+  SCHEMAS[T.PANEL_GET_CONVERSATION] = { tabId: TAB, url: ['string?', 1, 4096] };
+  SCHEMAS[T.PANEL_LIST_LIBRARY] = {};
+  SCHEMAS[T.PANEL_GET_DOCUMENT] = { id: DOC_ID };
+  SCHEMAS[T.PANEL_DELETE_DOCUMENT] = { id: DOC_ID };
+  SCHEMAS[T.PANEL_UNDO_DELETE_DOCUMENT] = { id: DOC_ID };
 
   /** @param {string} type @returns {SenderKind | null} the only sender kind allowed to send it */
   function directionOf(type) {

@@ -290,10 +290,13 @@ async def _record(
 
 
 async def conversation_turns(store: Store, url: str, site: str | None = None) -> dict[str, Any]:
-    """GET /api/conversations: the live turns stored for a page, in order."""
+    """GET /api/conversations: the live turns stored for a page, in order, with what the panel
+    shows above them: the conversation's title, site, host and when it was last captured
+    (null when nothing is stored for the page)."""
     source_url = normalise_url(url)
     sql = (
-        "SELECT f.role, f.text FROM conversations c JOIN facts f ON f.conversation_id = c.id "  # noqa: S608
+        "SELECT f.role, f.text, c.id AS cid, c.site, c.source_host, c.source_ref, c.updated_at "  # noqa: S608
+        "FROM conversations c JOIN facts f ON f.conversation_id = c.id "
         f"WHERE c.source_url = ? AND {visible('conversations', 'c')} AND {visible('facts', 'f')}"
     )
     params: list[Any] = [source_url]
@@ -301,4 +304,13 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
         sql += " AND c.site = ?"
         params.append(site.strip().lower())
     rows = await store.fetchall(sql + " ORDER BY c.id, f.position", params)
-    return {"url": source_url, "turns": [{"role": r["role"], "text": r["text"]} for r in rows]}
+    head = rows[0] if rows else None
+    return {
+        "url": source_url,
+        "title": head["source_ref"] if head else None,
+        "site": head["site"] if head else None,
+        "source_host": head["source_host"] if head else None,
+        "captured_at": max(r["updated_at"] for r in rows) if rows else None,
+        "age": ages.age(max(r["updated_at"] for r in rows), ages.INSTANT) if rows else None,
+        "turns": [{"role": r["role"], "text": r["text"]} for r in rows],
+    }

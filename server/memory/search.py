@@ -19,6 +19,7 @@ import aiosqlite
 from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
+from server.memory.snippets import add_snippets
 from server.searchtext import STOP_WORDS, fts_queries, terms
 from server.store.db import Store
 
@@ -162,6 +163,7 @@ async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
         ranked.sort(key=lambda t: t[:3])
         results = [item for *_key, item in ranked[:limit]]
         if results:
+            await add_snippets(store, stage.match, results)
             break
     return {"results": results}
 

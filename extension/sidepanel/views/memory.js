@@ -42,6 +42,14 @@ function pageCard(tab) {
     ]),
     tab.reason && tab.reason !== 'no-policy' ? el('div', { class: 'hint', text: reasonWords(tab.reason) }) : null,
   );
+  if (tab.chat && ui.state && ui.state.pageMemory) {
+    const open = el('button', { class: 'small', text: 'Read the whole conversation', attrs: { type: 'button', id: 'open-conversation' } });
+    open.addEventListener('click', () => {
+      ui.conversation = null; // this tab's own
+      hooks.showView('conversation');
+    });
+    card.append(el('div', { class: 'row' }, [open]));
+  }
 }
 
 /** @param {any} item @param {string} pageUrl */
