@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.harness import real_pages
-from e2e.harness.browser import EXTENSION_DIR
 from e2e.harness.checks import collapse
+from e2e.sites import site_for_url
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -52,23 +52,20 @@ def pages() -> list[Any]:
         if not html.is_file():
             continue
         data = json.loads(exp.read_text("utf-8"))
-        site = registry_site(urlsplit(data.get("url", "")).hostname or "") or data.get("site", "?")
+        site = registry_site(data.get("url", "")) or data.get("site", "?")
         if want and site != want:
             continue
         out.append(pytest.param((html, data), id=html.stem))
     return out or [pytest.param(None, id="no-real-pages-selected")]
 
 
-def registry_site(host: str) -> str | None:
+def registry_site(url: str) -> str | None:
+    """The chat site of a saved page's URL: the extension's one matcher (e2e/sites.py site_for_url,
+    the twin of extension/shared/sites.js), by match pattern."""
     try:
-        reg = json.loads((EXTENSION_DIR / "sites" / "registry.json").read_text("utf-8"))
+        return site_for_url(url)
     except (OSError, ValueError):
         return None
-    for s in reg.get("sites", []):
-        hosts = s.get("hosts") or []
-        if any(host == h or host.endswith("." + h) for h in hosts):
-            return s["id"]
-    return None
 
 
 async def capture_real_page(
@@ -144,7 +141,7 @@ async def test_real_page_capture(page_case, make_farm, health):
         )
     html_path, data = page_case
     host = urlsplit(data["url"]).hostname or ""
-    site = registry_site(host)
+    site = registry_site(data["url"])
     health.update(
         site=site or data.get("site", "?"),
         phase="real_pages",
@@ -191,7 +188,7 @@ async def test_gate_fails_a_wrong_capture(make_farm, health):
         pytest.skip(f"{exp} not present")
     data = json.loads(exp.read_text("utf-8"))
     host = urlsplit(data["url"]).hostname or ""
-    site = registry_site(host) or "?"
+    site = registry_site(data["url"]) or "?"
     health.update(site=site, phase="real_pages", variant="gate-control")
     got, misses, _ = await capture_real_page(make_farm, exp.with_name(exp.name.replace(".expected.json", ".html")), data)
     turns = data["turns"]
