@@ -260,12 +260,14 @@ async function onPanel(type, p) {
       let url = p.url;
       if (url === undefined) {
         // the tab's own conversation: its URL goes to the server only where the tab may be read
-        const info = await tabInfo(await targetTab(p.tabId));
-        if (!info || !info.supported) return { ok: true, status: 'unsupported' };
-        if (!(await pageMemoryOn())) return { ok: true, status: 'memory-off', tab: info };
-        if (info.mode === 'off') return { ok: true, status: 'off', tab: info };
-        if (info.mode === 'unknown') return { ok: true, status: 'not-connected', tab: info };
-        url = info.url;
+        const tab = await targetTab(p.tabId);
+        const d = await decide(tab ? tab.url : undefined);
+        const info = await tabInfo(tab);
+        if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
+        if (d.reason === 'memory-off') return { ok: true, status: 'memory-off', tab: info };
+        if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
+        if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
+        url = d.url;
       } else if (!/^https?:\/\//i.test(url)) {
         return { ok: false, status: 'error', message: 'Only http and https pages have conversations.' };
       }
