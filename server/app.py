@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from server import appkeys, idempotency, ledger, security
 from server.governance import visibility
@@ -47,7 +48,7 @@ def _secure(settings: Settings) -> None:
 
 def create_app(settings: Settings) -> web.Application:
     _secure(settings)
-    middlewares = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
+    middlewares: list[Middleware] = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
     if settings.ledger is not None:
         middlewares.insert(0, ledger.middleware(settings.ledger))  # outermost: sees every request
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024, handler_args=HANDLER_ARGS)

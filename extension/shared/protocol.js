@@ -114,6 +114,7 @@
     return null;
   }
 
+  /** @param {unknown} v @returns {v is Record<string, any>} */
   function isPlainObject(v) {
     return v !== null && typeof v === 'object' && !Array.isArray(v) &&
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);

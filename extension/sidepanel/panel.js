@@ -66,7 +66,7 @@ initConversation();
 
 /** A view asked for by a keyboard command (background/main.js writes it as it opens the panel). */
 async function takeAskedView() {
-  const { panelView } = await chrome.storage.session.get('panelView');
+  const { panelView } = /** @type {{panelView?: {view: string, at: number}}} */ (await chrome.storage.session.get('panelView'));
   if (!panelView || !(panelView.view in VIEWS)) return;
   await chrome.storage.session.remove('panelView');
   if (Date.now() - Number(panelView.at) < 60_000) showView(panelView.view);

@@ -48,7 +48,7 @@ function say(text, tone = '') {
 export async function renderConversation() {
   const head = $('conv-head');
   const list = $('conv-turns');
-  const fromSearch = ui.conversation && ui.conversation.url;
+  const fromSearch = ui.conversation ? ui.conversation.url : '';
   $('conv-back').hidden = !(ui.conversation && ui.conversation.from === 'search');
   $('conv-actions').hidden = true;
   head.replaceChildren(el('p', { class: 'muted', text: 'Loading…' }));
@@ -56,7 +56,7 @@ export async function renderConversation() {
   say('');
   shown = null;
   const r = fromSearch
-    ? await send(P.PANEL_GET_CONVERSATION, { url: ui.conversation.url })
+    ? await send(P.PANEL_GET_CONVERSATION, { url: fromSearch })
     : await send(P.PANEL_GET_CONVERSATION, { tabId: await tabId() });
   const why = {
     unsupported: 'This page cannot be remembered (only http and https pages can).',

@@ -40,8 +40,8 @@ function pageCard(tab) {
       el('span', { text: tab.host }),
       tab.mode ? el('span', { class: `mode mode-${tab.mode}`, text: tab.mode, attrs: { title: MODE_WORDS[tab.mode] || '' } }) : null,
     ]),
-    tab.reason && tab.reason !== 'no-policy' ? el('div', { class: 'hint', text: reasonWords(tab.reason) }) : null,
   );
+  if (tab.reason && tab.reason !== 'no-policy') card.append(el('div', { class: 'hint', text: reasonWords(tab.reason) }));
   if (tab.chat && ui.state && ui.state.pageMemory) {
     const open = el('button', { class: 'small', text: 'Read the whole conversation', attrs: { type: 'button', id: 'open-conversation' } });
     open.addEventListener('click', () => {
