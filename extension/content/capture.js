@@ -72,7 +72,7 @@
   Runtime.prototype.observe = function (root) {
     if (this.observed.has(root)) return;
     this.observed.add(root);
-    this.observer.observe(root, this.observerOptions);
+    /** @type {MutationObserver} */ (this.observer).observe(root, this.observerOptions);
   };
 
   /** Open shadow roots (legacy Copilot) are observed as they appear. */
@@ -240,11 +240,15 @@
 
   // ---------------------------------------------------------------- scroll and collect
 
+  /** @returns {Promise<void>} */
   function frame() {
     return new Promise(function (resolve) { requestAnimationFrame(function () { resolve(); }); });
   }
 
-  /** Resolve after the DOM has been quiet for `quiet` ms (or `max` ms at most). */
+  /**
+   * Resolve after the DOM has been quiet for `quiet` ms (or `max` ms at most).
+   * @param {number} quiet @param {number} max @returns {Promise<void>}
+   */
   function settleDom(quiet, max) {
     return new Promise(function (resolve) {
       var start = Date.now();

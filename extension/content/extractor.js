@@ -39,11 +39,11 @@
     var out = [];
     (function visit(r) {
       var walker = document.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
-      var el = walker.nextNode();
+      var el = /** @type {Element | null} */ (walker.nextNode());
       while (el) {
         if (el.matches(selector)) out.push(el);
         if (el.shadowRoot) visit(el.shadowRoot);
-        el = walker.nextNode();
+        el = /** @type {Element | null} */ (walker.nextNode());
       }
     })(root);
     return out;
@@ -437,10 +437,11 @@
     var claimed = new Set();
     var keys = [];
     var self = this;
-    this._liveKeys = new Set();
+    var live = new Set();
+    this._liveKeys = live;
     mounted.forEach(function (t) {
       var k = t.el ? self.byEl.get(t.el) : undefined;
-      if (k && !t.id) self._liveKeys.add(k);
+      if (k && !t.id) live.add(k);
     });
     mounted.forEach(function (t) {
       var k = self._keyFor(t, claimed);

@@ -51,11 +51,13 @@
         return arr;
       }
       if (raw && typeof raw === 'object') {
+        var rec = /** @type {Record<string, unknown>} */ (raw);
+        /** @type {Record<string, unknown>} */
         var obj = {};
         memo.set(i, obj);
-        Object.keys(raw).forEach(function (k) {
+        Object.keys(rec).forEach(function (k) {
           var key = k.charAt(0) === '_' ? flat[Number(k.slice(1))] : k;
-          if (typeof key === 'string') obj[key] = val(raw[k]);
+          if (typeof key === 'string') obj[key] = val(rec[k]);
         });
         return obj;
       }
