@@ -108,30 +108,36 @@
    * (display:none, visibility:hidden, the hidden attribute) removed, a space at every
    * block boundary and <br>, whitespace collapsed. It walks the live DOM (open shadow roots and
    * their slots included) and never changes it.
+   *
+   * `sink` (optional, content/markdown.js) sees the same walk — every visible text node, <br>,
+   * element entered and left, and each skipped media element — so the Markdown built from it
+   * holds exactly what the text holds.
    */
-  function visibleText(root, exclude) {
+  function visibleText(root, exclude, sink) {
     var parts = [];
     function walkChildren(node) {
       var kids = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
       for (var i = 0; i < kids.length; i++) walk(kids[i]);
     }
     function walk(node) {
-      if (node.nodeType === 3) { parts.push(node.data); return; }
+      if (node.nodeType === 3) { parts.push(node.data); if (sink) sink.text(node.data); return; }
       if (node.nodeType !== 1) return;
-      if (SKIP_TAGS.test(node.nodeName)) return;
-      if (node.nodeName === 'BR') { parts.push(' '); return; }
+      if (SKIP_TAGS.test(node.nodeName)) { if (sink && !(exclude && node.matches(exclude))) sink.media(node); return; }
+      if (node.nodeName === 'BR') { parts.push(' '); if (sink) sink.br(); return; }
       if (exclude && node.matches(exclude)) return;
       if (node.hasAttribute('hidden')) return;
       var cs = getComputedStyle(node);
       if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
       var block = !INLINE[cs.display];
       if (block) parts.push(' ');
+      if (sink) sink.open(node, cs, block);
       if (node.nodeName === 'SLOT') {
         var assigned = node.assignedNodes({ flatten: true });
         if (assigned.length) assigned.forEach(walk); else walkChildren(node);
       } else {
         walkChildren(node);
       }
+      if (sink) sink.close(node);
       if (block) parts.push(' ');
     }
     if (root.nodeType === 1 && root.shadowRoot) walkChildren(root);
@@ -222,6 +228,25 @@
   }
 
   /**
+   * What one turn holds: {text, markdown}, both from one walk of its text roots (`nodes`).
+   * `text` is the whitespace-collapsed visible text (search and comparison); `markdown` (GFM,
+   * content/markdown.js) keeps the structure — absent when that module is not loaded.
+   */
+  function turnContent(el, nodes, exclude, role, site, adapter) {
+    var md = ns.markdown;
+    var sinks = [];
+    var texts = nodes.map(function (n) {
+      var sink = md ? md.sink({ root: n, exclude: exclude, role: role }) : null;
+      if (sink) sinks.push(sink);
+      return visibleText(n, exclude, sink);
+    });
+    var text = adapter.text ? adapter.text(el, nodes, exclude, visibleText) : normalise(texts.join(' '));
+    var out = { text: text };
+    if (md) out.markdown = md.join(sinks);
+    return out;
+  }
+
+  /**
    * The turns one layout finds mounted now: [{el, role, text, id, streaming}], document order.
    * Turns whose visible text is empty (placeholders, a reply that has not started) are dropped.
    */
@@ -238,13 +263,13 @@
         var ex = n.closest(exclude);
         return !(ex && ex !== t.el && t.el.contains(ex));
       });
-      var text = adapter.text ? adapter.text(t.el, nodes, exclude, visibleText)
-        : normalise(nodes.map(function (n) { return visibleText(n, exclude); }).join(' '));
-      if (!text) return;
+      var content = turnContent(t.el, nodes, exclude, t.role, site, adapter);
+      if (!content.text) return;
       out.push({
         el: t.el,
         role: t.role,
-        text: text,
+        text: content.text,
+        markdown: content.markdown,
         id: nativeId(t.el, layout.native_id),
         streaming: isStreaming(root, t.el, layout.streaming, deep),
       });
@@ -278,7 +303,7 @@
    * stitch together whichever way the reader scrolls.
    */
   function Accumulator() {
-    this.entries = [];          // [{key, role, text, id}]
+    this.entries = [];          // [{key, role, text, markdown, id}]
     this.byKey = new Map();
     this.byEl = new WeakMap();
     this.seq = 0;
@@ -322,10 +347,12 @@
       var key = keys[i], t = mounted[i];
       var e = this.byKey.get(key);
       if (e) {
-        if (e.text !== t.text || e.role !== t.role) { e.text = t.text; e.role = t.role; changed = true; }
+        if (e.text !== t.text || e.role !== t.role || e.markdown !== t.markdown) {
+          e.text = t.text; e.role = t.role; e.markdown = t.markdown; changed = true;
+        }
         continue;
       }
-      e = { key: key, role: t.role, text: t.text, id: t.id || null };
+      e = { key: key, role: t.role, text: t.text, markdown: t.markdown, id: t.id || null };
       var pos = this.entries.length;
       for (var a = i - 1; a >= 0; a--) {
         var above = this.entries.indexOf(this.byKey.get(keys[a]));
@@ -344,10 +371,11 @@
     return changed;
   };
 
-  /** The turns for the wire: [{role, text, native_id?}]. */
+  /** The turns for the wire: [{role, text, markdown?, native_id?}]. */
   Accumulator.prototype.turns = function () {
     return this.entries.map(function (e) {
       var t = { role: e.role, text: e.text };
+      if (typeof e.markdown === 'string' && e.markdown) t.markdown = e.markdown;
       if (e.id) t.native_id = e.id;
       return t;
     });
@@ -364,6 +392,7 @@
     turnElements: turnElements,
     countMatches: countMatches,
     readMounted: readMounted,
+    turnContent: turnContent,
     isStreaming: isStreaming,
     detect: detect,
     Accumulator: Accumulator,
