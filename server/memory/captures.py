@@ -25,14 +25,21 @@ import aiosqlite
 
 from server import activity, ages, limits
 from server.governance.policy import require_collect
-from server.memory.facts import MAX_TITLE_CHARS, clean_text, insert_fact, search_forms
+from server.memory.facts import (
+    MAX_TITLE_CHARS,
+    clean_text,
+    insert_fact,
+    search_forms,
+    turn_markdown,
+)
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.store.db import Store
-from server.textcaps import cap
+from server.textcaps import cap, cap_markdown
 from server.urls import normalise_url
 
 MAX_TURN_CHARS = limits.TURN_CHARS
+MAX_MARKDOWN_CHARS = limits.MARKDOWN_CHARS
 MAX_TURNS = limits.TURNS
 MAX_BODY = 8 * 1024 * 1024 - 1024
 COALESCE_SECONDS = 300.0     # captures of one conversation within this share one activity row
@@ -53,6 +60,7 @@ class Incoming:
     role: str
     text: str
     native_id: str | None = None
+    markdown: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +126,8 @@ async def upsert(
     prov = stamp(url, title)
     await require_collect(store, prov.source_host)
     incoming = [
-        Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None)
+        Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None,
+                 _markdown(t.get("markdown")))
         for n, t in enumerate(turns)
     ]
     title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
@@ -127,10 +136,11 @@ async def upsert(
     async with store.transaction() as conn:
         conversation_id, title = await _conversation(conn, prov, site, title, now)
         rows = await conn.execute_fetchall(
-            "SELECT id, position, role, text, native_id FROM facts WHERE conversation_id = ? ORDER BY position",
+            "SELECT id, position, role, text, native_id, markdown FROM facts WHERE conversation_id = ? ORDER BY position",
             (conversation_id,),
         )
         stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
+        stored_md = {r["id"]: r["markdown"] for r in rows}
         ops = plan(stored, incoming)
         for op in ops:
             turn = incoming[op.incoming]
@@ -139,15 +149,21 @@ async def upsert(
                     conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
                     text=turn.text, valid_at=now, granularity=ages.INSTANT, now=now,
                     conversation_id=conversation_id, position=op.position, role=turn.role,
-                    native_id=turn.native_id,
+                    native_id=turn.native_id, markdown=turn.markdown,
                 )
             elif op.action == "update":
                 await conn.execute(
                     "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
-                    "search_text = :search_text, updated_at = :now WHERE id = :id",
+                    "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
                     {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
-                     "id": op.stored_id, "search_text": search_forms("", turn.text)["search_text"]},
+                     "markdown": turn.markdown, "id": op.stored_id,
+                     "search_text": search_forms("", turn.text)["search_text"]},
                 )
+            elif (op.stored_id is not None and turn.markdown is not None
+                  and stored_md.get(op.stored_id) != turn.markdown
+                  and any(s.id == op.stored_id and s.text == turn.text for s in stored)):
+                # the same text, its structure newly seen (a turn stored before Markdown was kept)
+                await conn.execute("UPDATE facts SET markdown = ? WHERE id = ?", (turn.markdown, op.stored_id))
         counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
         if counts["add"] or counts["update"]:
             await _record(conn, prov, conversation_id, len(stored) + counts["add"], counts, now)
@@ -224,7 +240,7 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
     """GET /api/conversations: the live turns stored for a page, in order."""
     source_url = normalise_url(url)
     sql = (
-        "SELECT f.role, f.text FROM conversations c JOIN facts f ON f.conversation_id = c.id "
+        "SELECT f.role, f.text, f.markdown FROM conversations c JOIN facts f ON f.conversation_id = c.id "
         "WHERE c.source_url = ? AND f.invalid_at IS NULL"
     )
     params: list[Any] = [source_url]
@@ -232,4 +248,14 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
         sql += " AND c.site = ?"
         params.append(site.strip().lower())
     rows = await store.fetchall(sql + " ORDER BY c.id, f.position", params)
-    return {"url": source_url, "turns": [{"role": r["role"], "text": r["text"]} for r in rows]}
+    return {
+        "url": source_url,
+        "turns": [{"role": r["role"], "text": r["text"], "markdown": turn_markdown(r)} for r in rows],
+    }
+
+
+def _markdown(value: Any) -> str | None:
+    """A turn's Markdown as stored: cut to MAX_MARKDOWN_CHARS without leaving a code fence open."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return cap_markdown(value, MAX_MARKDOWN_CHARS)

@@ -41,13 +41,13 @@ async def page_match(store: Store, url: str, title: str) -> dict[str, Any]:
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
     exact_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "
         "FROM facts f WHERE f.source_url = ? AND f.invalid_at IS NULL "
         "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (source_url, EXACT_LIMIT),
     )
     site_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "
         "FROM facts f WHERE f.source_host = ? AND f.invalid_at IS NULL "
         "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (host, source_url, SITE_LIMIT),
