@@ -48,6 +48,7 @@
   // Sanity bounds on a message's size only; what may be stored is the server's decision
   // (server/limits.py, served in the policy snapshot), and the worker cuts to that.
   var MAX_TEXT = 200000;
+  var MAX_MARKDOWN = 400000;  // a turn's Markdown (code, tables) is longer than its text
 
   /** Payload schemas: field -> [type, min, max] (type ending in `?` = optional). */
   var TAB = ['integer?', 0, 2147483647];
@@ -121,10 +122,13 @@
           var t = value[i];
           if (!isPlainObject(t)) return name + '[' + i + '] must be an object';
           for (var k in t) {
-            if (k !== 'role' && k !== 'text' && k !== 'native_id') return name + '[' + i + '] unknown field ' + k;
+            if (k !== 'role' && k !== 'text' && k !== 'markdown' && k !== 'native_id') return name + '[' + i + '] unknown field ' + k;
           }
           if (t.role !== 'user' && t.role !== 'assistant') return name + '[' + i + '].role must be user or assistant';
           if (typeof t.text !== 'string' || t.text.length > MAX_TEXT) return name + '[' + i + '].text must be a string';
+          if (t.markdown !== undefined && (typeof t.markdown !== 'string' || t.markdown.length > MAX_MARKDOWN)) {
+            return name + '[' + i + '].markdown must be a string';
+          }
           if (t.native_id !== undefined && (typeof t.native_id !== 'string' || t.native_id.length > 300)) {
             return name + '[' + i + '].native_id must be a short string';
           }

@@ -371,3 +371,24 @@ export function hostOf(url) {
     return '';
   }
 }
+
+/**
+ * A link's URL without its tracking parameters (TRACKERS_RE, the rule normaliseUrl applies);
+ * everything else — order, other parameters, the fragment — kept as written. Not http(s): as is.
+ * @param {string} url
+ * @returns {string}
+ */
+export function dropTracking(url) {
+  const q = url.indexOf('?');
+  if (q < 0 || !/^https?:/i.test(url)) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const kept = query.split('&').filter((pair) => {
+    if (!pair) return false;
+    const key = pair.split('=')[0];
+    let name = key;
+    try { name = decodeURIComponent(key.replace(/\+/g, ' ')); } catch { /* keep the raw key */ }
+    return !TRACKERS_RE.test(name.toLowerCase());
+  });
+  return url.slice(0, q) + (kept.length ? '?' + kept.join('&') : '') + (hash < 0 ? '' : url.slice(hash));
+}
