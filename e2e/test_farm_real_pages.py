@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from e2e.harness.blocks import score
 from e2e.harness.browser import EXTENSION_DIR
 from e2e.harness.checks import collapse
 
@@ -130,6 +131,14 @@ async def test_real_page_capture(page_case, make_farm, health):
             break
         await asyncio.sleep(0.5)
     matched = sum(1 for g, w in zip(got, expected, strict=False) if g == w)
+    # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
+    stored = (await farm.server.get("/api/conversations", url=url)).get("turns", [])
+    scored = score(data.get("turns", []), [t.get("markdown") for t in stored])
+    if scored["total"]:
+        health["blocks"] = scored["blocks"]
+        health["blocks_found"] = f"{scored['found']}/{scored['total']}"
+    if scored["code_mismatches"]:
+        health["code_mismatch"] = scored["code_mismatches"][0]
     health.update(
         turns_captured=len(got),
         matched_turns=matched,
@@ -144,6 +153,10 @@ async def test_real_page_capture(page_case, make_farm, health):
                 if g != w
             ),
             f"got {len(got)} turns, want {len(expected)}",
+        )
+    if site and got:
+        assert not scored["code_mismatches"], (
+            f"captured code differs from the page's (byte-exact): {scored['code_mismatches']}"
         )
     if site:
         assert got, (
