@@ -8,29 +8,27 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from server import appkeys, health, idempotency, ledger, security
-from server.api import Api
-from server.governance import routes as governance_routes
+from server import appkeys, idempotency, ledger, security
+from server.governance import visibility
+from server.governance.policy import PolicyOwner
+from server.memory.forget import Confirmations
 from server.probe_cache import ProbeCache
+from server.routes import route_apis
 from server.settings import Settings
 from server.store.db import Store
 from server.token import load_or_create
 
 log = logging.getLogger("wherefrom")
 
-# Every feature's route declarations, in one list (the OpenAPI document and the docs test read it).
-def route_apis() -> list[Api]:
-    from server import openapi
-    from server.library import routes as library_routes
-    from server.memory import routes as memory_routes
-
-    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, openapi.api]
-
 
 async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The store and the policy that governs what it shows, opened and closed together."""
     settings = app[appkeys.SETTINGS]
     store = await Store.open(settings.db_path)
     app[appkeys.STORE] = store
+    policy = PolicyOwner(store)
+    await visibility.install(store, policy)
+    app[appkeys.POLICY] = policy
     log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
     yield
     await store.close()
@@ -49,10 +47,11 @@ def create_app(settings: Settings) -> web.Application:
     app[appkeys.SETTINGS] = settings
     app[appkeys.TOKEN] = load_or_create(settings.token_path)
     app[appkeys.STARTED_AT] = time.time()
-    app[appkeys.STATE] = {}
     app[appkeys.PROBE_CACHE] = ProbeCache()
-    app[idempotency.LOCKS] = {}
+    app[appkeys.FORGET_CONFIRMATIONS] = Confirmations()
+    app[appkeys.IDEMPOTENCY_LOCKS] = idempotency.KeyLocks()
+    app[appkeys.ROUTE_APIS] = apis = route_apis()
     app.cleanup_ctx.append(_store_ctx)
-    for api in route_apis():
+    for api in apis:
         app.add_routes(api.table())
     return app

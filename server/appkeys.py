@@ -1,12 +1,18 @@
-"""Typed application keys, declared in one place."""
+"""Typed application keys, declared in one place: every piece of in-memory server state has
+one key here (no attribute on the Store, no untyped bag)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 if TYPE_CHECKING:
+    from server.api import Api
+    from server.governance.policy import PolicyOwner
+    from server.idempotency import KeyLocks
+    from server.memory.forget import Confirmations
+    from server.probe_cache import ProbeCache
     from server.settings import Settings
     from server.store.db import Store
 
@@ -14,14 +20,19 @@ SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 STORE: web.AppKey[Store] = web.AppKey("store")
 TOKEN: web.AppKey[str] = web.AppKey("token")
 STARTED_AT: web.AppKey[float] = web.AppKey("started_at")
-# per-feature state (probe cache, forget confirmations, ...) lives under its own key
-STATE: web.AppKey[dict[str, Any]] = web.AppKey("state")
+# the owner of the current policy snapshot (site rules + sensitive defaults); set with the store
+POLICY: web.AppKey[PolicyOwner] = web.AppKey("policy")
+# page-probe answers per normalised page (30 s)
+PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")
+# outstanding forget dry-run confirmations (8 s)
+FORGET_CONFIRMATIONS: web.AppKey[Confirmations] = web.AppKey("forget_confirmations")
+# one lock per Idempotency-Key while any request holds or waits on it
+IDEMPOTENCY_LOCKS: web.AppKey[KeyLocks] = web.AppKey("idempotency_locks")
+
+# the route declarations the app was built from (the OpenAPI document reads them)
+ROUTE_APIS: web.AppKey[list[Api]] = web.AppKey("route_apis")
 
 # per-request: whether the bearer token was valid
 AUTHED: web.RequestKey[bool] = web.RequestKey("authed", bool)
 # per-request: the JSON body as received (for the opt-in ledger)
 RAW_BODY: web.RequestKey[bytes] = web.RequestKey("raw_body", bytes)
-
-if TYPE_CHECKING:
-    from server.probe_cache import ProbeCache
-PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")

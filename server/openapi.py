@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 import server
+from server import appkeys
 from server.api import Api
 
 api = Api()
 
 
-def document() -> dict[str, Any]:
-    from server.app import route_apis
-
+def document(apis: Sequence[Api]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    for spec in (s for a in route_apis() for s in a.specs):
+    for spec in (s for a in apis for s in a.specs):
         op: dict[str, Any] = {
             "operationId": spec.handler.__name__,
             "summary": spec.summary,
@@ -60,24 +60,24 @@ def document() -> dict[str, Any]:
 
 @api.route("GET", "/api/openapi.json", summary="This API's OpenAPI 3.1 description")
 async def openapi_json(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return document()
+    return document(request.app[appkeys.ROUTE_APIS])
 
 
-def markdown() -> str:
+def markdown(apis: Sequence[Api]) -> str:
     """docs/api.md, generated from the same declarations (tests/test_docs.py keeps it current)."""
     from server.settings import SETTINGS
 
     lines = [
         "# HTTP API",
         "",
-        "Generated from the route declarations by `python -m server.openapi > docs/api.md`;",
+        "Generated from the route declarations by `python -m server.routes > docs/api.md`;",
         "the machine-readable form is `GET /api/openapi.json`. Every route but health needs",
         "`Authorization: Bearer <token>`. Errors: `{\"error\": {\"code\", \"message\"}}`.",
         "",
         "| method | path | what | body fields | query |",
         "|---|---|---|---|---|",
     ]
-    doc = document()
+    doc = document(apis)
     for path, item in doc["paths"].items():
         for method, op in item.items():
             body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
@@ -89,7 +89,3 @@ def markdown() -> str:
     for name, (default, help_text) in SETTINGS.items():
         lines.append(f"| `{name}` | `{default!r}` | {help_text} |")
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(markdown(), end="")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from server.urls import host_or_subdomain
+
 TTL_SECONDS = 30.0
 
 
@@ -36,7 +38,7 @@ class ProbeCache:
     def invalidate_host(self, host: str) -> None:
         """Drop every page of `host` and of its subdomains."""
         for key, (_e, h, _v) in list(self._items.items()):
-            if h == host or h.endswith("." + host):
+            if host_or_subdomain(h, host):
                 del self._items[key]
 
     def clear(self) -> None:

@@ -8,6 +8,7 @@ root. extension/shared/urls.js implements the same rule; both run fixtures/url-c
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import idna
@@ -97,3 +98,51 @@ def host_of(url: str) -> str:
         return normalise_host(parts.hostname or "")
     except ValueError:
         raise BadUrl("url cannot be parsed") from None
+
+
+# ---------------------------------------------------------------- "this host or a subdomain of it"
+# The one rule (extension/shared/urls.js hostOrSubdomain mirrors it; both, and host_clause in
+# SQL, run fixtures/host-cases.json). Hosts are compared as clean_host gives them.
+
+
+def is_ip_literal(host: str) -> bool:
+    """An IPv6 literal in brackets or an IPv4/IPv6 address: it has no parents or subdomains."""
+    if host.startswith("["):
+        return True
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False
+
+
+def host_parents(host: str) -> list[str]:
+    """host itself, then each parent by whole labels: a.b.c -> [a.b.c, b.c, c]; an IP literal
+    or '' only itself (or nothing)."""
+    if not host:
+        return []
+    if is_ip_literal(host):
+        return [host]
+    labels = host.split(".")
+    return [".".join(labels[i:]) for i in range(len(labels))]
+
+
+def host_or_subdomain(host: str, parent: str) -> bool:
+    """Is `host` the host `parent` or a subdomain of it, on whole labels? (`example.com` covers
+    `a.example.com`, never `notexample.com`; an IP literal covers only itself.)"""
+    if not host or not parent:
+        return False
+    return host == parent or (not is_ip_literal(host) and host.endswith("." + parent))
+
+
+def host_clause(column: str, param: str) -> str:
+    """SQL for host_or_subdomain(<column>, :<param>), with `param` a named parameter holding a
+    cleaned host. It agrees with host_or_subdomain on clean hosts (no clean IP literal ends in
+    '.' + another clean host), which tests/test_host_rule.py checks on the shared vectors."""
+    if not (column.replace(".", "").replace("_", "").isalnum() and param.replace("_", "").isalnum()):
+        raise ValueError("host_clause takes a column name and a parameter name")
+    p = f":{param}"
+    return (
+        f"({p} != '' AND ({column} = {p} OR (length({column}) > length({p}) + 1 "
+        f"AND substr({column}, -length({p}) - 1) = '.' || {p})))"
+    )

@@ -17,15 +17,14 @@ from typing import Any
 import pytest
 
 from e2e.harness.blocks import parse_blocks, score
-from tests.test_extractor import (  # noqa: F401  (chromium is a fixture)
-    REAL_DOM,
+from tests.test_extractor import (
     SETTLED,
-    chromium,
     inject,
     load_real_dom,
     new_page,
     real_dom_cases,
 )
+from tests.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,13 +32,13 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 REAL_DOM_FLOORS: dict[str, int] = {}
 
 
-async def captured_turns(chromium: Any, expected: dict[str, Any]) -> list[dict[str, Any]]:
-    page = await new_page(chromium, html=load_real_dom_html(expected), url=expected["url"])
+async def captured_turns(browser: Any, expected: dict[str, Any]) -> list[dict[str, Any]]:
+    page = await new_page(browser, html=load_real_dom_html(expected), url=expected["url"])
     try:
         await inject(page)
         try:
             await page.wait_for_function(SETTLED, timeout=20_000, polling=100)
-        except Exception:  # noqa: BLE001 - a page the extractor does not settle on: score what it sent
+        except Exception:  # noqa: BLE001, S110 - a page the extractor does not settle on: score what it sent
             pass
         msgs = await page.evaluate("() => window.__wfMessages")
         caps = [m for m in msgs if m["type"] == "content:capture-turns"]

@@ -94,9 +94,9 @@ def test_the_migration_keeps_existing_rows() -> None:
     con = sqlite3.connect(":memory:")
     files = migration_files()
     names = [n for n, _ in files]
-    assert "0004_turn_markdown" in names
+    assert "0005_turn_markdown" in names
     for name, sql in files:
-        if name == "0004_turn_markdown":
+        if name == "0005_turn_markdown":
             con.execute(
                 "INSERT INTO facts(kind, text, source_url, source_host, source_ref, valid_at, granularity,"
                 " created_at, updated_at) VALUES ('turn', 'old text', 'https://a.example/', 'a.example', 'x',"

@@ -8,7 +8,7 @@
 // 3. the global default.
 // IP literals and single-label names match only exactly. The result carries its reason.
 
-import { cleanHost, isIpAddress, isLocalAddress } from './urls.js';
+import { cleanHost, isIpLiteral, hostParents, isLocalAddress } from './urls.js';
 
 export { cleanHost }; // the host rule lives with the URL rule (one decider), as in server/urls.py
 
@@ -23,17 +23,8 @@ export { cleanHost }; // the host rule lives with the URL rule (one decider), as
 
 export const MODES = /** @type {const} */ (['off', 'suggest', 'collect']);
 
-/** @param {string} host */
-export function isIpLiteral(host) {
-  return host.startsWith('[') || isIpAddress(host);
-}
-
-/** host itself, then each parent by whole labels. @param {string} host */
-function parents(host) {
-  if (isIpLiteral(host)) return [host];
-  const labels = host.split('.');
-  return labels.map((_, i) => labels.slice(i).join('.'));
-}
+export { isIpLiteral }; // the host rule lives with the URL rule (shared/urls.js)
+const parents = hostParents;
 
 /** @param {string} host */
 function depth(host) {

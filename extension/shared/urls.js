@@ -392,3 +392,34 @@ export function dropTracking(url) {
   });
   return url.slice(0, q) + (kept.length ? '?' + kept.join('&') : '') + (hash < 0 ? '' : url.slice(hash));
 }
+
+// ---------------------------------------------------------------- "this host or a subdomain of it"
+// The one rule (server/urls.py host_or_subdomain mirrors it; both run fixtures/host-cases.json).
+// Hosts are compared as cleanHost gives them.
+
+/** An IPv6 literal in brackets or an IP address: it has no parents or subdomains. @param {string} host */
+export function isIpLiteral(host) {
+  return host.startsWith('[') || isIpAddress(host);
+}
+
+/**
+ * host itself, then each parent by whole labels (a.b.c -> [a.b.c, b.c, c]); an IP literal only itself.
+ * @param {string} host
+ * @returns {string[]}
+ */
+export function hostParents(host) {
+  if (!host) return [];
+  if (isIpLiteral(host)) return [host];
+  const labels = host.split('.');
+  return labels.map((_, i) => labels.slice(i).join('.'));
+}
+
+/**
+ * Is `host` the host `parent` or a subdomain of it, on whole labels?
+ * @param {string} host
+ * @param {string} parent
+ */
+export function hostOrSubdomain(host, parent) {
+  if (!host || !parent) return false;
+  return host === parent || (!isIpLiteral(host) && host.endsWith('.' + parent));
+}

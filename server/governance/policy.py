@@ -51,60 +51,77 @@ def rule_host(raw: str) -> str:
     return host
 
 
-async def snapshot(store: Store) -> dict[str, Any]:
-    """The current policy; cached on the store and dropped by every rule change."""
-    cached = store.policy_cache
-    if cached is not None:
-        return cached
-    rows = await store.fetchall("SELECT host, mode FROM site_rules ORDER BY host")
-    rules = [{"host": r["host"], "mode": r["mode"]} for r in rows]
-    sens = sensitive_defaults()
-    body = {
-        "global_default": GLOBAL_DEFAULT,
-        "rules": rules,
-        "sensitive": {k: sens.get(k, {}) for k in ("domains", "suffixes", "labels", "exact")},
-    }
-    version = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
-    result = {"version": version, **body, "limits": limits.as_dict()}
-    store.policy_cache = result
-    return result
+class PolicyOwner:
+    """The one owner of the current policy snapshot (app state under appkeys.POLICY).
 
+    Site rules are read from the store once and kept until a rule change replaces them
+    (`put_rule` / `delete_rule` reload before they answer), so deciding a mode never queries the
+    store. `current` is what the SQL visibility function (server.governance.visibility) reads: it
+    is loaded at start (`load`) and swapped whole, never mutated in place.
+    """
 
-async def require_collect(store: Store, url_host: str) -> Resolution:
-    """The gate of every write that carries a page: 403 unless the host is `collect`."""
-    res = await mode_for(store, url_host)
-    if res.mode != "collect":
-        raise SiteModeRefused(
-            f"{res.host} is '{res.mode}' ({res.reason}); nothing from it is stored", mode=res.mode, reason=res.reason
-        )
-    return res
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._current: dict[str, Any] | None = None
 
+    @property
+    def current(self) -> dict[str, Any]:
+        if self._current is None:
+            raise RuntimeError("the policy is read before it was loaded (PolicyOwner.load)")
+        return self._current
 
-async def mode_for(store: Store, host: str) -> Resolution:
-    return resolve(host, await snapshot(store))
+    async def load(self) -> dict[str, Any]:
+        """Read the rules and build the snapshot the extension and the server resolve from."""
+        rows = await self.store.fetchall("SELECT host, mode FROM site_rules ORDER BY host")
+        rules = [{"host": r["host"], "mode": r["mode"]} for r in rows]
+        sens = sensitive_defaults()
+        body = {
+            "global_default": GLOBAL_DEFAULT,
+            "rules": rules,
+            "sensitive": {k: sens.get(k, {}) for k in ("domains", "suffixes", "labels", "exact")},
+        }
+        version = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+        self._current = {"version": version, **body, "limits": limits.as_dict()}
+        return self._current
 
+    async def snapshot(self) -> dict[str, Any]:
+        return self._current if self._current is not None else await self.load()
 
-async def put_rule(store: Store, host: str, mode: str) -> dict[str, Any]:
-    if mode not in MODES:
-        raise BadRequest(f"mode must be one of {MODES}", code="bad_value")
-    host = rule_host(host)
-    async with store.transaction() as conn:
-        await conn.execute(
-            "INSERT INTO site_rules(host, mode, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(host) DO UPDATE SET mode=excluded.mode, updated_at=excluded.updated_at",
-            (host, mode, time.time()),
-        )
-        await activity.record(conn, "rule", f"{host} and its subdomains: {mode}", source_host=host, detail={"mode": mode})
-    store.policy_cache = None
-    return {"host": host, "mode": mode}
+    async def mode_for(self, host: str) -> Resolution:
+        return resolve(host, await self.snapshot())
 
+    async def require_collect(self, url_host: str) -> Resolution:
+        """The gate of every write that carries a page: 403 unless the host is `collect`."""
+        res = await self.mode_for(url_host)
+        if res.mode != "collect":
+            raise SiteModeRefused(
+                f"{res.host} is '{res.mode}' ({res.reason}); nothing from it is stored", mode=res.mode,
+                reason=res.reason,
+            )
+        return res
 
-async def delete_rule(store: Store, host: str) -> bool:
-    host = clean_host(host)
-    async with store.transaction() as conn:
-        cur = await conn.execute("DELETE FROM site_rules WHERE host = ?", (host,))
-        removed = cur.rowcount > 0
-        if removed:
-            await activity.record(conn, "rule", f"{host}: rule removed", source_host=host, detail={"mode": None})
-    store.policy_cache = None
-    return removed
+    async def put_rule(self, host: str, mode: str) -> dict[str, Any]:
+        if mode not in MODES:
+            raise BadRequest(f"mode must be one of {MODES}", code="bad_value")
+        host = rule_host(host)
+        async with self.store.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO site_rules(host, mode, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT(host) DO UPDATE SET mode=excluded.mode, updated_at=excluded.updated_at",
+                (host, mode, time.time()),
+            )
+            await activity.record(
+                conn, "rule", f"{host} and its subdomains: {mode}", source_host=host, detail={"mode": mode}
+            )
+        await self.load()
+        return {"host": host, "mode": mode}
+
+    async def delete_rule(self, host: str) -> bool:
+        host = clean_host(host)
+        async with self.store.transaction() as conn:
+            cur = await conn.execute("DELETE FROM site_rules WHERE host = ?", (host,))
+            removed = cur.rowcount > 0
+            if removed:
+                await activity.record(conn, "rule", f"{host}: rule removed", source_host=host, detail={"mode": None})
+        await self.load()
+        return removed

@@ -16,7 +16,13 @@ import dataclasses
 import ipaddress
 from typing import Any
 
-from server.urls import clean_host  # the host rule lives with the URL rule (one decider)
+from server.urls import (  # the host rules live with the URL rule
+    clean_host,
+    host_parents,
+    is_ip_literal,
+)
+
+__all__ = ["MODES", "Resolution", "clean_host", "is_ip_literal", "resolve"]
 
 MODES = ("off", "suggest", "collect")
 
@@ -31,22 +37,7 @@ class Resolution:
         return dataclasses.asdict(self)
 
 
-def is_ip_literal(host: str) -> bool:
-    if host.startswith("["):
-        return True
-    try:
-        ipaddress.ip_address(host)
-        return True
-    except ValueError:
-        return False
-
-
-def _parents(host: str) -> list[str]:
-    """host itself, then each parent by whole labels: a.b.c -> [a.b.c, b.c, c]."""
-    if is_ip_literal(host):
-        return [host]
-    labels = host.split(".")
-    return [".".join(labels[i:]) for i in range(len(labels))]
+_parents = host_parents  # host itself, then each parent by whole labels (server.urls)
 
 
 def _depth(host: str) -> int:

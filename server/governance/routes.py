@@ -8,7 +8,6 @@ from aiohttp import web
 
 from server import appkeys
 from server.api import Api
-from server.governance import policy
 from server.governance.resolver import MODES
 
 api = Api()
@@ -17,7 +16,7 @@ HOST = {"type": "string", "minLength": 1, "maxLength": 300}
 
 @api.route("GET", "/api/policy", summary="Policy snapshot the extension resolves modes from")
 async def get_policy(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await policy.snapshot(request.app[appkeys.STORE])
+    return await request.app[appkeys.POLICY].snapshot()
 
 
 @api.route(
@@ -25,7 +24,7 @@ async def get_policy(request: web.Request, body: dict[str, Any], query: dict[str
     query={"type": "object", "properties": {"host": HOST}, "required": ["host"]},
 )
 async def get_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    res = await policy.mode_for(request.app[appkeys.STORE], query["host"])
+    res = await request.app[appkeys.POLICY].mode_for(query["host"])
     return res.as_dict()
 
 
@@ -36,7 +35,7 @@ async def get_site_mode(request: web.Request, body: dict[str, Any], query: dict[
     max_body=4096,
 )
 async def put_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await policy.put_rule(request.app[appkeys.STORE], body["host"], body["mode"])
+    return await request.app[appkeys.POLICY].put_rule(body["host"], body["mode"])
 
 
 @api.route(
@@ -44,4 +43,4 @@ async def put_site_mode(request: web.Request, body: dict[str, Any], query: dict[
     query={"type": "object", "properties": {"host": HOST}, "required": ["host"]},
 )
 async def delete_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return {"removed": await policy.delete_rule(request.app[appkeys.STORE], query["host"])}
+    return {"removed": await request.app[appkeys.POLICY].delete_rule(query["host"])}

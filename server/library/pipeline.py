@@ -18,7 +18,7 @@ from typing import Any
 
 from server import activity
 from server.errors import UnprocessableContent
-from server.governance.policy import require_collect
+from server.governance.policy import PolicyOwner
 from server.library import queries
 from server.library.chunking import chunk_text
 from server.library.extract import Extracted, extract, tidy
@@ -45,30 +45,33 @@ class SaveResult:
         return {"document": self.document, "outcome": self.outcome}
 
 
-async def add_url(store: Store, cache: ProbeCache | None, url: str, *, allow_private: bool = False) -> SaveResult:
+async def add_url(
+    store: Store, cache: ProbeCache | None, policy: PolicyOwner, url: str, *, allow_private: bool = False
+) -> SaveResult:
     """The server fetches the page, then the same pipeline as add_text."""
     host = stamp(url, None).source_host
-    await require_collect(store, host)
+    await policy.require_collect(host)
     fetched = await fetch_page(url, allow_private=allow_private)
     final_host = host_of(fetched.url)
     if final_host != host:
         # a redirect must not carry a page in from a site the person keeps out (e.g. a short
         # link to a bank): the site the text came from is gated too
-        await require_collect(store, final_host)
+        await policy.require_collect(final_host)
     is_html = fetched.content_type != "text/plain"
     return await save_page(
-        store, cache, url=url, title=None, html=fetched.text if is_html else None,
+        store, cache, policy, url=url, title=None, html=fetched.text if is_html else None,
         text=None if is_html else fetched.text, lane="url",
     )
 
 
 async def save_page(
-    store: Store, cache: ProbeCache | None, *, url: str, title: str | None, html: str | None, text: str | None,
+    store: Store, cache: ProbeCache | None, policy: PolicyOwner, *, url: str, title: str | None, html: str | None,
+    text: str | None,
     lane: str,
 ) -> SaveResult:
     """Extract (HTML) or take (text), stamp, de-duplicate by normalised URL, chunk, store."""
     prov = stamp(url, title)  # validates the URL (400) before anything else
-    await require_collect(store, prov.source_host)
+    await policy.require_collect(prov.source_host)
     extracted = await _extracted(url, html, text)
     if not extracted.text:
         raise UnprocessableContent("no readable text was found on the page; nothing was saved", code="no_text")

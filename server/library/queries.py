@@ -11,17 +11,18 @@ from typing import Any
 import aiosqlite
 
 from server import ages
+from server.governance.visibility import visible
 from server.store.db import Store
 from server.textcaps import cap
-from server.urls import normalise_url
+from server.urls import clean_host, host_clause, normalise_url
 
 EXCERPT_CHARS = 280       # a document's excerpt in lists and in page match
 HIT_CHARS = 600           # a chunk's text in a search hit
 
 _DOC_COLUMNS = (
-    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "
+    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "  # noqa: S608 - built by visible()
     "d.author, d.published, d.sitename, d.language, d.lane, d.extractor, d.created_at, d.updated_at, "
-    "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks"
+    f"(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id AND {visible('document_chunks', 'c')}) AS chunks"
 )
 
 
@@ -56,7 +57,8 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
     """Documents saved from this page (normalised URL), each once, with its chunk count."""
     url = normalise_url(source_url)
     rows = await store.fetchall(
-        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? ORDER BY d.updated_at DESC, d.id DESC",  # noqa: S608 - constant columns
+        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')} "  # noqa: S608
+        "ORDER BY d.updated_at DESC, d.id DESC",
         (url,),
     )
     return [document_summary(r) for r in rows]
@@ -64,13 +66,12 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
 
 async def count_for_host(store: Store, host: str) -> int:
     """Documents from `host` and its subdomains (whole labels: never notexample.com)."""
-    h = host.strip().rstrip(".").lower()
+    h = clean_host(host)
     if not h:
         return 0
     row = await store.fetchone(
-        "SELECT COUNT(*) FROM documents WHERE source_host = ? "
-        "OR (length(source_host) > length(?) + 1 AND substr(source_host, -length(?) - 1) = '.' || ?)",
-        (h, h, h, h),
+        f"SELECT COUNT(*) FROM documents WHERE {host_clause('source_host', 'host')}",  # noqa: S608 - built by host_clause
+        {"host": h},
     )
     return int(row[0]) if row else 0
 
@@ -80,18 +81,18 @@ async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, 
     if limit <= 0 or not match:
         return []
     rows = await store.fetchall(
-        """
+        f"""
         WITH hits AS (
           SELECT rowid AS chunk_id, bm25(document_chunks_fts, 2.0, 1.0) AS rank
           FROM document_chunks_fts WHERE document_chunks_fts MATCH ?
         ), ranked AS (
           SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
                  ROW_NUMBER() OVER (PARTITION BY c.document_id ORDER BY h.rank, c.seq) AS rn
-          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id
+          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible('document_chunks', 'c')}
         )
         SELECT r.*, d.title, d.updated_at FROM ranked r JOIN documents d ON d.id = r.document_id
-        WHERE r.rn = 1 ORDER BY r.rank, d.updated_at DESC LIMIT ?
-        """,
+        WHERE r.rn = 1 AND {visible('documents', 'd')} ORDER BY r.rank, d.updated_at DESC LIMIT ?
+        """,  # noqa: S608 - built by visible()
         (match, limit),
     )
     return [
@@ -113,19 +114,20 @@ async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, 
 
 async def list_documents(store: Store, limit: int) -> list[dict[str, Any]]:
     rows = await store.fetchall(
-        f"SELECT {_DOC_COLUMNS} FROM documents d ORDER BY d.updated_at DESC, d.id DESC LIMIT ?",  # noqa: S608 - constant columns
+        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE {visible('documents', 'd')} "  # noqa: S608 - constant columns
+        "ORDER BY d.updated_at DESC, d.id DESC LIMIT ?",
         (limit,),
     )
     return [document_summary(r) for r in rows]
 
 
 async def get_document(store: Store, doc_id: int, *, full_text: bool = True) -> dict[str, Any] | None:
-    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ?"  # noqa: S608 - constant columns
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.id = ? AND {visible('documents', 'd')}"  # noqa: S608
     row = await store.fetchone(sql, (doc_id,))
     return None if row is None else document_summary(row, full_text=full_text)
 
 
 async def get_by_url(store: Store, source_url: str) -> dict[str, Any] | None:
-    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ?"  # noqa: S608 - constant columns
+    sql = f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')}"  # noqa: S608
     row = await store.fetchone(sql, (source_url,))
     return None if row is None else document_summary(row)

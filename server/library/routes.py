@@ -42,7 +42,7 @@ async def add_text(request: web.Request, body: dict[str, Any], query: dict[str, 
     if not (html and html.strip()) and not (text and text.strip()):
         raise BadRequest("send the page as html or text", code="missing_field", field="body.html")
     result = await pipeline.save_page(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], url=body["url"], title=body["title"],
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], url=body["url"], title=body["title"],
         html=html, text=text, lane="text",
     )
     return result.status, result.body()
@@ -55,7 +55,7 @@ async def add_text(request: web.Request, body: dict[str, Any], query: dict[str, 
 )
 async def add_url(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     result = await pipeline.add_url(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], body["url"],
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], body["url"],
         allow_private=request.app[appkeys.SETTINGS].allow_private_fetch,
     )
     return result.status, result.body()

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from server import ages
+from server.governance.visibility import visible
 from server.store.db import Store
 
 
 async def recent(store: Store, limit: int) -> list[dict[str, Any]]:
     rows = await store.fetchall(
-        "SELECT id, at, kind, summary, source_url, source_host FROM activity ORDER BY at DESC, id DESC LIMIT ?",
+        "SELECT a.id, a.at, a.kind, a.summary, a.source_url, a.source_host FROM activity a "  # noqa: S608
+        f"WHERE {visible('activity', 'a')} ORDER BY a.at DESC, a.id DESC LIMIT ?",
         (limit,),
     )
     return [

@@ -24,7 +24,8 @@ from typing import Any
 import aiosqlite
 
 from server import activity, ages, limits
-from server.governance.policy import require_collect
+from server.governance.policy import PolicyOwner
+from server.governance.visibility import visible
 from server.memory.facts import (
     MAX_TITLE_CHARS,
     clean_text,
@@ -120,11 +121,12 @@ def _offset(stored: Sequence[Stored], incoming: Sequence[Incoming], by_native: d
 
 
 async def upsert(
-    store: Store, cache: ProbeCache, *, url: str, title: str, site: str, turns: list[dict[str, Any]]
+    store: Store, cache: ProbeCache, policy: PolicyOwner, *, url: str, title: str, site: str,
+    turns: list[dict[str, Any]],
 ) -> dict[str, int]:
     """POST /api/captures."""
     prov = stamp(url, title)
-    await require_collect(store, prov.source_host)
+    await policy.require_collect(prov.source_host)
     incoming = [
         Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None,
                  _markdown(t.get("markdown")))
@@ -218,9 +220,10 @@ async def _record(
     the previous capture of the same conversation (and nothing logged between) updates that row."""
     summary = f"Chat on {prov.source_host}: {total} turns"
     last = await (await conn.execute(
-        "SELECT id, kind, at, detail FROM activity ORDER BY id DESC LIMIT 1"
+        "SELECT id, kind, at, detail, invalid_at FROM activity ORDER BY id DESC LIMIT 1"
     )).fetchone()
-    if last is not None and last["kind"] == "capture" and now - last["at"] < COALESCE_SECONDS:
+    fresh = last is not None and last["invalid_at"] is None and now - last["at"] < COALESCE_SECONDS
+    if last is not None and fresh and last["kind"] == "capture":
         detail = json.loads(last["detail"])
         if detail.get("conversation_id") == conversation_id:
             detail["added"] = detail.get("added", 0) + counts["add"]
@@ -240,8 +243,8 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
     """GET /api/conversations: the live turns stored for a page, in order."""
     source_url = normalise_url(url)
     sql = (
-        "SELECT f.role, f.text, f.markdown FROM conversations c JOIN facts f ON f.conversation_id = c.id "
-        "WHERE c.source_url = ? AND f.invalid_at IS NULL"
+        "SELECT f.role, f.text, f.markdown FROM conversations c JOIN facts f ON f.conversation_id = c.id "  # noqa: S608
+        f"WHERE c.source_url = ? AND {visible('conversations', 'c')} AND {visible('facts', 'f')}"
     )
     params: list[Any] = [source_url]
     if site is not None:

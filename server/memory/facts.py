@@ -15,7 +15,7 @@ import aiosqlite
 
 from server import activity, ages, limits
 from server.errors import BadRequest
-from server.governance.policy import require_collect
+from server.governance.policy import PolicyOwner
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.searchtext import index_form
@@ -106,6 +106,7 @@ def day_valid_at(day: str) -> float:
 async def write_fact(
     store: Store,
     cache: ProbeCache,
+    policy: PolicyOwner,
     *,
     kind: str,
     url: str,
@@ -115,7 +116,7 @@ async def write_fact(
 ) -> int:
     """POST /api/notes and /api/clips: one fact, one activity row, one transaction."""
     prov = stamp(url, title)
-    await require_collect(store, prov.source_host)
+    await policy.require_collect(prov.source_host)
     text = clean_text(text, "text")
     title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
     now = time.time()

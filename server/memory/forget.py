@@ -5,7 +5,9 @@
    bound to that host and those counts.
 2. {host, confirm} -> sets invalid_at (and the batch id) on those facts; an unknown, expired,
    reused or other-host token, or counts that changed since the dry run, is 409.
-undo {batch} -> clears invalid_at on exactly the facts of that batch.
+   The activity rows of those facts (note, clip, capture: their text and page) are hidden with
+   them, in the same batch.
+undo {batch} -> clears invalid_at on exactly the facts and activity rows of that batch.
 """
 
 from __future__ import annotations
@@ -21,17 +23,22 @@ from server.governance.policy import rule_host
 from server.library import queries as library
 from server.probe_cache import ProbeCache
 from server.store.db import Store
+from server.urls import host_clause
 
 CONFIRM_SECONDS = limits.FORGET_CONFIRM_SECONDS
 
-# whole labels: the host itself or any name ending in "." + host (never notexample.com)
-COUNT_LIVE = (
-    "SELECT COUNT(*) FROM facts WHERE invalid_at IS NULL AND (source_host = :host OR "
-    "(length(source_host) > length(:host) + 1 AND substr(source_host, -length(:host) - 1) = '.' || :host))"
-)
+# the host and its subdomains, whole labels (server.urls.host_clause: never notexample.com)
+COUNT_LIVE = f"SELECT COUNT(*) FROM facts WHERE invalid_at IS NULL AND {host_clause('source_host', 'host')}"  # noqa: S608
 HIDE_LIVE = (
-    "UPDATE facts SET invalid_at = :now, forget_batch = :batch WHERE invalid_at IS NULL AND (source_host = :host OR "
-    "(length(source_host) > length(:host) + 1 AND substr(source_host, -length(:host) - 1) = '.' || :host))"
+    "UPDATE facts SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
+    f"WHERE invalid_at IS NULL AND {host_clause('source_host', 'host')}"
+)
+# the activity rows that carry a fact's text and page (a note, a clip, a capture) go with the facts;
+# documents are kept by forget, and so are their rows; rule / forget / undo rows carry no page
+HIDE_ACTIVITY = (
+    "UPDATE activity SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
+    "WHERE invalid_at IS NULL AND kind IN ('note', 'clip', 'capture') AND source_url IS NOT NULL "
+    f"AND {host_clause('source_host', 'host')}"
 )
 
 
@@ -97,20 +104,18 @@ async def apply(
                 "what is stored from this site changed since the dry run; ask again",
                 code="confirm_stale", facts=facts, documents=documents,
             )
-        await conn.execute(
-            HIDE_LIVE,
-            {"now": now, "batch": batch, "host": host},
-        )
+        await conn.execute(HIDE_LIVE, {"now": now, "batch": batch, "host": host})
+        hidden_activity = (await conn.execute(HIDE_ACTIVITY, {"now": now, "batch": batch, "host": host})).rowcount
         await conn.execute(
             "INSERT INTO forget_batches(id, host, at, facts, documents) VALUES (?, ?, ?, ?, ?)",
             (batch, host, now, facts, documents),
         )
         await activity.record(
             conn, "forget", f"Forgot {host} and its subdomains: {facts} facts hidden ({documents} library documents kept)",
-            source_host=host, detail={"batch": batch, "facts": facts, "documents": documents},
+            source_host=host, detail={"batch": batch, "facts": facts, "documents": documents, "activity": hidden_activity},
         )
     cache.invalidate_host(host)
-    return {"host": host, "facts": facts, "documents": documents, "batch": batch}
+    return {"host": host, "facts": facts, "documents": documents, "activity": hidden_activity, "batch": batch}
 
 
 async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
@@ -127,6 +132,7 @@ async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
             "UPDATE facts SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
         )
         restored = cur.rowcount
+        await conn.execute("UPDATE activity SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,))
         await conn.execute("UPDATE forget_batches SET undone_at = ? WHERE id = ?", (time.time(), batch))
         await activity.record(
             conn, "undo", f"Restored {restored} facts of {host}", source_host=host,

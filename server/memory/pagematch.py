@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from server.governance.policy import mode_for
+from server.governance.policy import PolicyOwner
+from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
 from server.memory.search import fts_facts, match_stages
@@ -34,21 +35,21 @@ def _empty_tiers() -> dict[str, list[Any]]:
     return {"exact": [], "site": [], "related": [], "documents": []}
 
 
-async def page_match(store: Store, url: str, title: str) -> dict[str, Any]:
+async def page_match(store: Store, policy: PolicyOwner, url: str, title: str) -> dict[str, Any]:
     source_url = normalise_url(url)
     host = host_of(source_url)
-    mode = (await mode_for(store, host)).mode
+    mode = (await policy.mode_for(host)).mode
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
     exact_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "
-        "FROM facts f WHERE f.source_url = ? AND f.invalid_at IS NULL "
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
+        f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
         "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (source_url, EXACT_LIMIT),
     )
     site_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "
-        "FROM facts f WHERE f.source_host = ? AND f.invalid_at IS NULL "
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
+        f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
         "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (host, source_url, SITE_LIMIT),
     )
@@ -85,16 +86,16 @@ async def _related(store: Store, title: str, host: str) -> list[Any]:
     return []
 
 
-async def page_probe(store: Store, cache: ProbeCache, url: str) -> dict[str, Any]:
+async def page_probe(store: Store, cache: ProbeCache, policy: PolicyOwner, url: str) -> dict[str, Any]:
     source_url = normalise_url(url)
     host = host_of(source_url)
-    mode = (await mode_for(store, host)).mode
+    mode = (await policy.mode_for(host)).mode
     if mode == "off":
         return {"mode": mode, "green": False, "exact": 0, "documents": 0}
     counts = cache.get(source_url)
     if counts is None:
         row = await store.fetchone(
-            "SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (source_url,)
+            f"SELECT COUNT(*) FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')}", (source_url,)  # noqa: S608
         )
         exact = int(row[0]) if row else 0
         documents = len(await library.documents_for_page(store, source_url))

@@ -34,20 +34,11 @@ NOTE_BODY = {
 FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024
 
 
-def _confirmations(request: web.Request) -> forget.Confirmations:
-    state = request.app[appkeys.STATE]
-    found = state.get("forget_confirmations")
-    if found is None:
-        found = state["forget_confirmations"] = forget.Confirmations()
-    assert isinstance(found, forget.Confirmations)
-    return found
-
-
 @api.route("POST", "/api/notes", summary="Keep a note about a page (collect hosts only)",
            body=NOTE_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
 async def post_note(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     fact_id = await facts.write_fact(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], kind="note", url=body["url"],
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], kind="note", url=body["url"],
         title=body.get("title", ""), text=body["text"], valid_day=body.get("valid_day"),
     )
     return {"id": fact_id}
@@ -57,7 +48,7 @@ async def post_note(request: web.Request, body: dict[str, Any], query: dict[str,
            body=FACT_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
 async def post_clip(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     fact_id = await facts.write_fact(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], kind="clip", url=body["url"],
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], kind="clip", url=body["url"],
         title=body.get("title", ""), text=body["text"],
     )
     return {"id": fact_id}
@@ -92,7 +83,7 @@ TURN = {
 )
 async def post_capture(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     return await captures.upsert(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], url=body["url"],
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], url=body["url"],
         title=body.get("title", ""), site=body.get("site", ""), turns=body["turns"],
     )
 
@@ -112,7 +103,7 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
            "required": ["url"]},
 )
 async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await pagematch.page_match(request.app[appkeys.STORE], query["url"], query.get("title", ""))
+    return await pagematch.page_match(request.app[appkeys.STORE], request.app[appkeys.POLICY], query["url"], query.get("title", ""))
 
 
 @api.route(
@@ -120,7 +111,9 @@ async def get_page_match(request: web.Request, body: dict[str, Any], query: dict
     query={"type": "object", "properties": {"url": URL}, "required": ["url"]},
 )
 async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await pagematch.page_probe(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], query["url"])
+    return await pagematch.page_probe(
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], query["url"]
+    )
 
 
 @api.route(
@@ -146,7 +139,7 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
     max_body=4096, responses=(400, 409),
 )
 async def post_forget(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    store, confirmations = request.app[appkeys.STORE], _confirmations(request)
+    store, confirmations = request.app[appkeys.STORE], request.app[appkeys.FORGET_CONFIRMATIONS]
     if body.get("dry_run"):
         if "confirm" in body:
                 raise BadRequest("a dry run takes no confirm", code="bad_value")

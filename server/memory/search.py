@@ -13,41 +13,43 @@ from typing import Any
 
 import aiosqlite
 
+from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
 from server.searchtext import STOP_WORDS, fts_queries, terms
 from server.store.db import Store
 
+VISIBLE_FACT = visible("facts", "f")
 WINDOW = 400   # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
 
 # Hits are ranked exactly when there are at most WINDOW of them. Beyond that, bm25 over every
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
 # newest WINDOW hits (rowid order, which is write order) are ranked instead.
-_RANK_ALL_SQL = """
+_RANK_ALL_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, f.markdown, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
-"""
-_RANK_NEWEST_SQL = """
+"""  # noqa: S608 - built by visible()
+_RANK_NEWEST_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, f.markdown, hit.rank AS rank FROM (
   SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match
   ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
-"""
-_UNRANKED_SQL = """
+"""  # noqa: S608 - built by visible()
+_UNRANKED_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, f.markdown, 0.0 AS rank FROM (
   SELECT rowid FROM facts_fts WHERE facts_fts MATCH :match ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE f.invalid_at IS NULL AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY f.valid_at DESC LIMIT :limit
-"""
+"""  # noqa: S608 - built by visible()
 _COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
 
 # bm25 reads the whole list of every term in the MATCH to weigh it (~1 us a fact holding the

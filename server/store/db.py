@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from server.idempotency import claim_in
+from server.store.claims import claim_in
 
 
 class StoreError(RuntimeError):
@@ -56,7 +56,6 @@ class Store:
         self.conn = conn
         self.reader = reader
         self.write_lock = asyncio.Lock()
-        self.policy_cache: dict[str, Any] | None = None
 
     def _read_conn(self) -> aiosqlite.Connection:
         return self.conn if _IN_TX.get() else self.reader
@@ -81,6 +80,11 @@ class Store:
         await reader.execute("PRAGMA query_only=ON")
         await reader.execute("PRAGMA busy_timeout=5000")
         return cls(path, conn, reader)
+
+    async def create_function(self, name: str, num_params: int, func: Callable[..., Any]) -> None:
+        """Register a Python SQL function on both connections (the reader and the writer)."""
+        for conn in (self.conn, self.reader):
+            await conn.create_function(name, num_params, func, deterministic=False)
 
     async def close(self) -> None:
         await self.reader.close()

@@ -1,0 +1,243 @@
+"""Every reader of a stored item goes through the one visibility rule
+(server.governance.visibility.visible: not forgotten, host not `off` now).
+
+The item tables are found, not listed: every table the migrations create with a `source_host`
+column, and the full-text tables over them. Then every SQL string in server/**/*.py that SELECTs
+from one of them is checked: each item table it names (with its alias) must carry the clause
+built by `visible(table, alias)` in the same SQL expression (an f-string field, or a module
+constant bound to a visible() call); a full-text table must be joined back to its content table
+in the same statement. The few readers that must see everything (forget counting what it will
+hide, a writer finding the row it updates) are listed below, each with its reason. A synthetic
+module of bad readers proves the check can fail.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sqlite3
+from pathlib import Path
+
+from server.governance.visibility import FTS_TABLES, ITEM_TABLES
+from server.store.db import _statements, migration_files
+
+SERVER = Path(__file__).resolve().parent.parent / "server"
+
+# module:function (or module:CONSTANT) -> why it may read hidden rows. Nothing here answers a
+# client with an item it reads.
+NOT_READERS = {
+    "server/memory/forget.py:COUNT_LIVE": "forget counts every live fact of the host it will hide, off or not",
+    "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
+    "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
+    "server/memory/captures.py:upsert": "the capture writer lines up incoming turns with the stored ones",
+    "server/memory/captures.py:_conversation": "the capture writer finds the conversation row it updates",
+    "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",
+    "server/library/pipeline.py:save_page": "the library writer finds the document it replaces",
+    "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
+}
+
+
+def item_tables() -> dict[str, str]:
+    """{table: content table} for every item table (itself) and full-text table (its content)."""
+    con = sqlite3.connect(":memory:")
+    for _name, sql in migration_files():
+        for statement in _statements(sql):
+            con.execute(statement)
+    found: dict[str, str] = {}
+    for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"):
+        columns = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+        if "source_host" in columns:
+            found[table] = table
+    for name, sql in con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view'"):
+        for table in list(found):
+            if found[table] == table and re.search(rf"\bFROM\s+{table}\b", sql, re.I):
+                found[name] = table  # a view over an item table (facts_search) is read through it too
+    for name, sql in con.execute("SELECT name, sql FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'"):
+        m = re.search(r"content\s*=\s*'?(\w+)'?", sql)
+        if m and m.group(1) in found:
+            found[name] = found[m.group(1)]
+    return found
+
+
+_KEYWORDS = {"WHERE", "ON", "JOIN", "LEFT", "INNER", "CROSS", "NATURAL", "ORDER", "GROUP", "LIMIT", "USING",
+             "UNION", "AND", "OR"}
+
+
+def references(sql: str, tables: dict[str, str]) -> list[tuple[str, str]]:
+    """(table, alias) of every item or full-text table a SELECT names after FROM / JOIN."""
+    text = " ".join(sql.split())
+    if not re.search(r"\bSELECT\b", text, re.I):
+        return []
+    names = "|".join(re.escape(t) for t in sorted(tables, key=len, reverse=True))
+    out = []
+    for m in re.finditer(rf"\b(?:FROM|JOIN)\s+[\"`\[]?({names})\b[\"`\]]?(?=(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?)", text, re.I):
+        table, alias = m.group(1), m.group(2)
+        if alias is None or alias.upper() in _KEYWORDS:
+            alias = table
+        out.append((table, alias))
+    return out
+
+
+def _visible_call(node: ast.AST) -> tuple[str, str] | None:
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        args = node.args
+        if name == "visible" and len(args) == 2 and all(isinstance(a, ast.Constant) for a in args):
+            return (str(args[0].value), str(args[1].value))  # type: ignore[attr-defined]
+    return None
+
+
+class _Sql:
+    """The text of a string expression and the visible() clauses inside it."""
+
+    def __init__(self, text: str, marks: set[tuple[str, str]]) -> None:
+        self.text, self.marks = text, marks
+
+
+def _sql(node: ast.AST, constants: dict[str, tuple[str, str]]) -> _Sql | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _Sql(node.value, set())
+    if isinstance(node, ast.JoinedStr):
+        text, marks = "", set()
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                text += str(v.value)
+                continue
+            assert isinstance(v, ast.FormattedValue)
+            text += " ? "
+            inner = v.value
+            mark = _visible_call(inner)
+            if mark is None and isinstance(inner, ast.Name):
+                mark = constants.get(inner.id)
+            if mark is not None:
+                marks.add(mark)
+        return _Sql(text, marks)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _sql(node.left, constants), _sql(node.right, constants)
+        if left is None and right is None:
+            return None
+        left, right = left or _Sql("", set()), right or _Sql("", set())
+        return _Sql(left.text + right.text, left.marks | right.marks)
+    return None
+
+
+def _visit(
+    node: ast.AST, owner: str, module: str, constants: dict[str, tuple[str, str]], tables: dict[str, str],
+    found: set[str], bad: set[str],
+) -> None:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return  # a docstring
+    sql = _sql(node, constants)
+    if sql is not None:
+        refs = references(sql.text, tables)
+        if refs:
+            where = f"{module}:{owner}"
+            found.add(where)
+            named = {table for table, _alias in refs}
+            for table, alias in refs:
+                content = tables[table]
+                if content != table:  # a full-text table (or view) must be joined back
+                    ok = content in named
+                else:
+                    ok = (table, alias) in sql.marks
+                if not ok:
+                    bad.add(where)
+        return
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            _visit(child, child.name, module, constants, tables, found, bad)
+        elif isinstance(node, ast.Module) and isinstance(child, ast.Assign | ast.AnnAssign):
+            targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+            name = next((t.id for t in targets if isinstance(t, ast.Name)), owner)
+            _visit(child, name, module, constants, tables, found, bad)
+        else:
+            _visit(child, owner, module, constants, tables, found, bad)
+
+
+
+def bypassing_readers(sources: dict[str, str], tables: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(readers found, readers that bypass the rule), each as 'module:function' (or :CONSTANT)."""
+    found: set[str] = set()
+    bad: set[str] = set()
+    for module, src in sources.items():
+        tree = ast.parse(src)
+        constants = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                mark = _visible_call(node.value)
+                if mark is not None:
+                    constants[node.targets[0].id] = mark
+
+        _visit(tree, "<module>", module, constants, tables, found, bad)
+    return sorted(found), sorted(bad)
+
+
+def server_sources() -> dict[str, str]:
+    return {str(p.relative_to(SERVER.parent)): p.read_text("utf-8") for p in sorted(SERVER.rglob("*.py"))}
+
+
+def test_the_item_tables_are_the_ones_the_rule_knows() -> None:
+    tables = item_tables()
+    assert {t for t, c in tables.items() if t == c} == set(ITEM_TABLES), "a new item table: add it to visibility"
+    for fts, content in FTS_TABLES.items():
+        assert tables[fts] == content
+
+
+def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
+    found, bad = bypassing_readers(server_sources(), item_tables())
+    # the readers this test must see (so that it cannot pass by finding nothing)
+    for reader in ("server/memory/pagematch.py:page_match", "server/memory/pagematch.py:page_probe",
+                   "server/memory/search.py:_RANK_ALL_SQL", "server/memory/captures.py:conversation_turns",
+                   "server/library/queries.py:list_documents", "server/library/queries.py:get_document",
+                   "server/library/queries.py:search_chunks", "server/memory/activity_log.py:recent"):
+        assert reader in found, reader
+    unexplained = [b for b in bad if b not in NOT_READERS]
+    assert unexplained == [], f"readers of stored items that skip server.governance.visibility.visible(): {unexplained}"
+    stale = [k for k in NOT_READERS if k not in bad]
+    assert stale == [], f"listed as exceptions but no longer bypassing the rule: {stale}"
+
+
+SYNTHETIC = {
+    "server/evil.py": '''
+from server.governance.visibility import visible
+
+VISIBLE_F = visible("facts", "f")
+GOOD_CONST_SQL = f"SELECT f.text FROM facts f WHERE {VISIBLE_F}"
+FTS_ONLY = "SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?"
+
+async def sneaky_list(store):
+    return await store.fetchall("SELECT text FROM facts WHERE invalid_at IS NULL")
+
+async def sneaky_literal(store):
+    return await store.fetchall("SELECT f.text FROM facts f WHERE f.invalid_at IS NULL AND wf_visible(f.source_host)")
+
+async def sneaky_wrong_alias(store):
+    return await store.fetchall(f"SELECT d.text FROM documents d JOIN document_chunks c ON c.document_id = d.id "
+                                f"WHERE {visible('documents', 'd')}")
+
+async def sneaky_concat(store, q):
+    return await store.fetchall("SELECT a.summary FROM activity a " + "ORDER BY a.at DESC")
+
+async def good(store):
+    return await store.fetchall(f"SELECT c.text FROM conversations c WHERE {visible('conversations', 'c')}")
+
+async def good_fts(store):
+    return await store.fetchall(
+        f"SELECT f.text FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid WHERE {visible('facts', 'f')}"
+    )
+
+async def a_write(conn):
+    await conn.execute("UPDATE facts SET invalid_at = 1 WHERE source_host = ?", ("a",))
+''',
+}
+
+
+def test_the_check_fails_on_readers_that_bypass_the_rule() -> None:
+    found, bad = bypassing_readers(SYNTHETIC, item_tables())
+    assert bad == [
+        "server/evil.py:FTS_ONLY", "server/evil.py:sneaky_concat", "server/evil.py:sneaky_list",
+        "server/evil.py:sneaky_literal", "server/evil.py:sneaky_wrong_alias",
+    ]
+    assert {"server/evil.py:good", "server/evil.py:good_fts", "server/evil.py:GOOD_CONST_SQL"} <= set(found)
+    assert "server/evil.py:a_write" not in found
