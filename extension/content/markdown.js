@@ -290,13 +290,33 @@
     if (el) p.appendChild(el);
     this.stack.push(el || p);
     this._opened = this._opened || [];
-    this._opened.push({ cell: !!el && (el.nodeName === 'TH' || el.nodeName === 'TD'), block: !el && this.cell && block });
+    this._opened.push({
+      cell: !!el && (el.nodeName === 'TH' || el.nodeName === 'TD'),
+      block: !el && this.cell && block,
+      table: !!el && el.nodeName === 'TABLE',
+    });
   };
+
+  /**
+   * A grid laid out by CSS (Mistral: role=table holding columnheader and cell elements, no rows):
+   * cells straight under the table are grouped into rows, as many per row as there are headers.
+   */
+  function gridRows(table) {
+    var cells = Array.prototype.filter.call(table.childNodes, function (c) { return c.nodeName === 'TH' || c.nodeName === 'TD'; });
+    if (!cells.length) return;
+    var perRow = cells.filter(function (c) { return c.nodeName === 'TH'; }).length || cells.length;
+    var row = null;
+    cells.forEach(function (c, i) {
+      if (i % perRow === 0) { row = doc.createElement('TR'); table.insertBefore(row, c); }
+      row.appendChild(c);
+    });
+  }
 
   Sink.prototype.close = function () {
     if (this.skip) { this.skip--; return; }
-    this.stack.pop();
+    var closed = this.stack.pop();
     var o = this._opened.pop();
+    if (o.table) gridRows(closed);
     if (o.cell) this.cell--;
     if (o.block) this.parent().appendChild(doc.createTextNode(' '));
   };
