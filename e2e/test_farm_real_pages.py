@@ -133,7 +133,7 @@ async def test_real_page_capture(page_case, make_farm, health):
     matched = sum(1 for g, w in zip(got, expected, strict=False) if g == w)
     # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
     stored = (await farm.server.get("/api/conversations", url=url)).get("turns", [])
-    scored = score(data.get("turns", []), [t.get("markdown") for t in stored])
+    scored = score(data.get("turns", []), stored)
     if scored["total"]:
         health["blocks"] = scored["blocks"]
         health["blocks_found"] = f"{scored['found']}/{scored['total']}"

@@ -60,7 +60,7 @@ async def test_markdown_blocks(chromium: Any, expected_path: Path) -> None:
         pytest.skip(f"{name}: the extractor captures no turns on this page (tests/test_extractor.py::test_real_dom)")
     assert all(isinstance(t.get("markdown"), str) and t["markdown"] for t in turns), \
         f"{name}: a turn without markdown"
-    result = score(expected["turns"], [t.get("markdown") for t in turns])
+    result = score(expected["turns"], turns)
     print(f"\n{name}: {json.dumps(result['blocks'])} ({result['found']}/{result['total']})")
     for miss in result["misses"]:
         print("   miss", miss)
@@ -87,4 +87,4 @@ def test_parse_blocks_reads_what_the_extension_writes() -> None:
     ]
     # the scorer can fail: a code block one character off is a mismatch
     want = [{"role": "assistant", "blocks": [{"kind": "code", "lang": "py", "code": "def f():\n    return '`' "}]}]
-    assert score(want, [md])["code_mismatches"]
+    assert score(want, [{"role": "assistant", "text": "", "markdown": md}])["code_mismatches"]

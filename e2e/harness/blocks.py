@@ -10,6 +10,7 @@ farm fails on those). Used by tests/test_markdown_blocks.py and e2e/test_farm_re
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -180,14 +181,40 @@ def _same(kind: str) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
     return lambda w, g: collapse(w["text"]) == g["text"] and drop_trackers(w["href"]) == drop_trackers(g["href"])
 
 
-def score(expected_turns: Sequence[dict[str, Any]], markdowns: Sequence[str | None]) -> dict[str, Any]:
-    """Per kind "found/expected" over a page, the misses, and code blocks whose text differs."""
+def align(expected_turns: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any]]) -> list[int | None]:
+    """For each expected turn, the captured turn that holds it: the same index when the counts
+    agree, else (turns split or merged differently) the most similar captured turn of that role,
+    in order."""
+    if len(expected_turns) == len(captured):
+        return list(range(len(captured)))
+    out: list[int | None] = []
+    start = 0
+    for want in expected_turns:
+        best, best_ratio = None, 0.3
+        text = collapse(want.get("text", ""))[:600]
+        for k in range(start, len(captured)):
+            if captured[k].get("role") != want.get("role"):
+                continue
+            ratio = difflib.SequenceMatcher(None, text, collapse(captured[k].get("text", ""))[:600]).ratio()
+            if ratio > best_ratio:
+                best, best_ratio = k, ratio
+        out.append(best)
+        if best is not None:
+            start = best + 1
+    return out
+
+
+def score(expected_turns: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per kind "found/expected" over a page, the misses, and code blocks whose text differs.
+    `captured`: the turns as captured or stored ({role, text, markdown})."""
     found = dict.fromkeys(KINDS, 0)
     total = dict.fromkeys(KINDS, 0)
     misses: list[str] = []
     code_mismatches: list[dict[str, Any]] = []
+    places = align(expected_turns, captured)
     for n, turn in enumerate(expected_turns):
-        got = parse_blocks(markdowns[n] or "") if n < len(markdowns) else []
+        k = places[n]
+        got = parse_blocks(captured[k].get("markdown") or "") if k is not None else []
         for want in turn.get("blocks", []):
             kind = want["kind"]
             total[kind] += 1

@@ -52,8 +52,10 @@
 
   // ------------------------------------------------------------------ code
 
-  /** The element whose text is the code: the innermost <pre>'s single <code>, else the <pre>. */
+  /** The element whose text is the code: an editor's content, the <pre>'s single <code>, else the <pre>. */
   function codeElement(pre) {
+    var editor = pre.querySelector(EDITOR);
+    if (editor) return editor;
     var codes = pre.querySelectorAll('code');
     return codes.length === 1 ? codes[0] : pre;
   }
@@ -106,13 +108,13 @@
     }
     // a visible label in the block's header: a short word before the code, in a container that
     // holds only this code block (never a paragraph of the answer)
-    for (var box = pre.parentElement, k = 0; box && k < 8 && box !== turnRoot; box = box.parentElement, k++) {
+    for (var box = code.parentElement, k = 0; box && k < 12 && box !== turnRoot; box = box.parentElement, k++) {
       var codes = Array.prototype.filter.call(box.querySelectorAll('pre'), function (x) { return !x.querySelector('pre'); });
       if (codes.length > 1) break;
       if (box.querySelector('p, li, h1, h2, h3, h4, h5, h6, table, blockquote')) break;
       var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
       for (var t = walker.nextNode(); t; t = walker.nextNode()) {
-        if (pre.contains(t) && code.contains(t)) break;
+        if (code.contains(t)) break;
         var s = t.data.trim();
         if (!s || !LANG_WORD.test(s) || NOT_A_LANG.test(s)) continue;
         var holder = t.parentElement;
