@@ -86,3 +86,11 @@ test('senderKind: the tier comes from what Chrome says about the sender', () => 
   assert.equal(kind({ id: ID, url: 'file:///tmp/x.html', tab: { id: 1 } }), null);
   assert.equal(kind(undefined), null);
 });
+
+test("a turn's markdown is carried and bounded", () => {
+  const turn = (markdown) => ({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'assistant', text: 'x', markdown }] } });
+  assert.equal(P.validate(turn('```py\nx = 1\n```'), 'content').ok, true);
+  assert.equal(P.validate(turn(5), 'content').ok, false);
+  assert.equal(P.validate(turn('x'.repeat(400001)), 'content').ok, false);
+  assert.equal(P.validate(turn('x'.repeat(400000)), 'content').ok, true);
+});
