@@ -1,103 +1,138 @@
 """URL normalisation and hosts: the one decider of "the same page".
 
-normalise_url: http/https only; scheme and host lowercased; host in ASCII (punycode) without a
-trailing dot; default port, user info and fragment dropped; tracking parameters dropped
-(courlan's tracker list); remaining parameters sorted; a trailing slash dropped except at the
-root. extension/shared/urls.js implements the same rule; both run fixtures/url-cases.json.
+Parsing is the WHATWG URL standard (ada-url, the parser Node's `URL` is built on), so the
+server reads a URL exactly as Chrome and the HTTP client will: `127。0。0。1`, `１２７.0.0.1`,
+`2130706433`, `0x7f000001`, `0177.0.0.1` and `127.1` are all `127.0.0.1`; `chase%2Ecom` is
+`chase.com`; IDNs go through UTS #46 (non-transitional) to punycode.
+
+normalise_url: http/https only; the WHATWG parse (scheme and host lowercased, host canonical,
+dot segments resolved, default port dropped); user info and fragment dropped; trailing dots of
+the host dropped; tracking parameters dropped (courlan's tracker list); remaining parameters
+sorted; a trailing slash dropped except at the root. extension/shared/urls.js implements the
+same rule on the platform `URL`; both run fixtures/url-cases.json.
+
+A host the WHATWG parser refuses, or whose punycode labels do not decode to a name it accepts
+(`xn--a`, `xn--zn7c.com`), cannot be cleaned: normalise_host refuses it and clean_host gives ''.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode
 
-import idna
+import ada_url
 from courlan.clean import TRACKERS_RE
 
 from server.errors import BadRequest
 
 MAX_URL_CHARS = 4096
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST_DELIMITERS = frozenset("/\\?#@")
 
 
 class BadUrl(BadRequest):
     code = "bad_url"
 
 
-def clean_host(host: str) -> str:
-    """Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left."""
-    h = (host or "").strip().lower()
-    if h.startswith("["):
-        end = h.find("]")
-        return h[: end + 1] if end > 0 else ""
-    if h.count(":") == 1:
-        h = h.split(":", 1)[0]
-    elif h.count(":") > 1:  # a bare IPv6 literal
-        return f"[{h}]"
-    h = h.rstrip(".")
-    if not h:
+def _parse(raw: str) -> ada_url.URL | None:
+    try:
+        return ada_url.URL(raw)
+    except ValueError:
+        return None
+
+
+def _punycode_ok(host: str) -> bool:
+    """Every `xn--` label decodes to a name that encodes back to itself (WHATWG's ToASCII
+    verifies this; ada-url 4 skips it)."""
+    for label in host.split("."):
+        if not label.startswith("xn--"):
+            continue
+        try:
+            uni = label[4:].encode("ascii").decode("punycode")
+        except (UnicodeError, ValueError):
+            return False
+        if not uni or uni.isascii():
+            return False
+        again = _parse(f"http://{uni}/")
+        if again is None or again.hostname != label:
+            return False
+    return True
+
+
+def _finish(hostname: str) -> str:
+    """A parsed hostname in our form: trailing dots dropped, punycode verified; '' if invalid."""
+    h = hostname if hostname.startswith("[") else hostname.rstrip(".")
+    if not h or not h.isascii() or not _punycode_ok(h):
         return ""
-    return to_ascii(h) or h.lower()
+    return h
+
+
+def clean_host(host: str) -> str:
+    """A host (with or without port, IPv6 with or without brackets) as the WHATWG URL parser
+    reads it in an http URL, without trailing dots. '' when nothing valid is left."""
+    h = (host or "").strip()
+    if not h or any(c in _HOST_DELIMITERS for c in h):
+        return ""
+    if not h.startswith("[") and h.count(":") > 1:  # a bare IPv6 literal
+        h = f"[{h}]"
+    parsed = _parse(f"http://{h}/")
+    if parsed is None:
+        return ""
+    return _finish(parsed.hostname)
 
 
 def normalise_host(host: str) -> str:
-    """clean_host, refusing (BadUrl) an empty host or an invalid internationalised name."""
+    """clean_host, refusing (BadUrl) an empty host or one that cannot be cleaned."""
+    if not (host or "").strip():
+        raise BadUrl("URL has no host")
     h = clean_host(host)
     if not h:
-        raise BadUrl("URL has no host")
-    if not h.isascii():
-        raise BadUrl("host is not a valid internationalised name")
+        raise BadUrl("host is not a valid host name")
     return h
 
 
 def to_ascii(host: str) -> str | None:
-    """A host name as browsers send it: ASCII, IDNs by UTS #46 non-transitional processing (the
-    WHATWG URL rule, so `faß.de` is `xn--fa-hia.de`, as in Chrome's address bar); None when an
-    internationalised name is invalid. An ASCII name is only lowercased."""
-    if host.isascii():
-        return host.lower()
-    try:
-        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
-        labels = mapped.split(".")
-        if any(not label for label in labels):
-            return None
-        return ".".join(
-            label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii") for label in labels
-        ).lower()
-    except (idna.IDNAError, UnicodeError):
-        return None
+    """A host name as browsers send it (clean_host); None when it cannot be cleaned."""
+    return clean_host(host) or None
 
 
-def normalise_url(raw: str) -> str:
+def _parse_url(raw: object) -> ada_url.URL:
     if not isinstance(raw, str) or not raw.strip():
         raise BadUrl("url is required")
     if len(raw) > MAX_URL_CHARS:
         raise BadUrl(f"url longer than {MAX_URL_CHARS} characters")
-    try:
-        parts = urlsplit(raw.strip())
-        port = parts.port
-    except ValueError:
-        raise BadUrl("url cannot be parsed") from None
-    scheme = parts.scheme.lower()
+    parsed = _parse(raw)
+    if parsed is None:
+        raise BadUrl("url cannot be parsed")
+    return parsed
+
+
+def normalise_url(raw: str) -> str:
+    parsed = _parse_url(raw)
+    scheme = parsed.protocol[:-1]
     if scheme not in DEFAULT_PORTS:
-        raise BadUrl("only http and https pages can be stored", scheme=scheme or "")
-    host = normalise_host(parts.hostname or "")
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    path = parts.path or "/"
+        raise BadUrl("only http and https pages can be stored", scheme=scheme)
+    host = _finish(parsed.hostname)
+    if not host:
+        raise BadUrl("host is not a valid host name")
+    netloc = f"{host}:{parsed.port}" if parsed.port else host  # WHATWG already drops a default port
+    path = parsed.pathname or "/"
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not TRACKERS_RE.search(k.lower())]
+    query = [(k, v) for k, v in parse_qsl(parsed.search[1:], keep_blank_values=True)
+             if not TRACKERS_RE.search(k.lower())]
     query.sort(key=lambda kv: kv[0])
-    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+    encoded = urlencode(query)
+    return f"{scheme}://{netloc}{path}{'?' + encoded if encoded else ''}"
 
 
 def host_of(url: str) -> str:
     """The normalised host of an already normalised (or raw) URL."""
-    try:
-        parts = urlsplit(url)
-        return normalise_host(parts.hostname or "")
-    except ValueError:
-        raise BadUrl("url cannot be parsed") from None
+    parsed = _parse_url(url)
+    host = _finish(parsed.hostname)
+    if not host:
+        raise BadUrl("URL has no valid host")
+    return host
 
 
 # ---------------------------------------------------------------- "this host or a subdomain of it"

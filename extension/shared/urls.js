@@ -1,12 +1,13 @@
 // URL normalisation: the same rule as server/urls.py (both run fixtures/url-cases.json).
 //
-// normaliseUrl: http/https only; scheme and host lowercased; host in ASCII (punycode, IDNA 2003
-// like Python's "idna" codec) without a trailing dot; default port, user info and fragment
-// dropped; tracking parameters dropped (courlan's TRACKERS_RE); remaining parameters sorted by
-// name (stable); a trailing slash dropped except at the root.
+// Parsing is the WHATWG URL standard: the platform `URL` here, ada-url on the server, so both
+// read a URL as Chrome and the HTTP client do (`127。0。0。1`, `2130706433`, `0x7f000001`,
+// `127.1` are `127.0.0.1`; `chase%2Ecom` is `chase.com`; IDNs by UTS #46 to punycode).
 //
-// The parser mirrors Python's urllib.parse.urlsplit rather than the WHATWG URL parser, because
-// the two disagree (spaces in paths, backslashes, percent-encoding) and the server decides.
+// normaliseUrl: http/https only; the WHATWG parse (scheme and host lowercased, host canonical,
+// dot segments resolved, default port dropped); user info and fragment dropped; trailing dots of
+// the host dropped; tracking parameters dropped (courlan's TRACKERS_RE); remaining parameters
+// sorted by name (stable); a trailing slash dropped except at the root.
 
 /** Python's `\b` is Unicode-aware; `(?<![\p{L}\p{N}_])` is the same test before a word character. */
 export const TRACKERS_RE = new RegExp(
@@ -28,47 +29,7 @@ export class BadUrl extends Error {
   }
 }
 
-// ---------------------------------------------------------------- host names (UTS #46)
-
-const DOTS = /[.\u3002\uFF0E\uFF61]/u;
 const isAscii = (/** @type {string} */ s) => /^[\x00-\x7f]*$/.test(s);
-
-/**
- * A host name as browsers send it (server/urls.py to_ascii): ASCII names are checked for label
- * lengths and kept; internationalised names go through the URL parser's UTS #46 non-transitional
- * processing (`faß.de` is `xn--fa-hia.de`). Throws RangeError for an invalid name.
- * @param {string} input
- */
-export function idnaEncode(input) {
-  if (!input) return '';
-  if (isAscii(input)) {
-    const labels = input.split('.');
-    for (const label of labels.slice(0, -1)) {
-      if (!(label.length > 0 && label.length < 64)) throw new RangeError('label empty or too long');
-    }
-    if (labels[labels.length - 1].length >= 64) throw new RangeError('label too long');
-    return input;
-  }
-  const labels = input.split(DOTS);
-  let trailing = '';
-  if (labels.length && !labels[labels.length - 1]) {
-    trailing = '.';
-    labels.pop();
-  }
-  if (labels.some((l) => !l)) throw new RangeError('empty label');
-  // label by label, under a fixed suffix, so that the URL parser's IPv4 rules (a name ending in
-  // a number) never apply to a name
-  return labels.map((label) => {
-    if (isAscii(label)) return label.toLowerCase();
-    let host;
-    try {
-      host = new URL(`http://${label}.invalid/`).hostname;
-    } catch {
-      throw new RangeError('invalid internationalised name');
-    }
-    return host.slice(0, -'.invalid'.length);
-  }).join('.') + trailing;
-}
 
 // ---------------------------------------------------------------- IP literals (Python ipaddress)
 
@@ -170,87 +131,6 @@ export function isLocalAddress(s) {
   });
 }
 
-// ---------------------------------------------------------------- urlsplit (Python urllib.parse)
-
-const SCHEME_CHARS = /^[A-Za-z0-9+\-.]+$/;
-
-/**
- * @typedef {{scheme: string, netloc: string, path: string, query: string, fragment: string,
- *   hostname: string | null, port: number | null}} SplitUrl
- */
-
-/**
- * Python's urlsplit(url) with its .hostname and .port; throws BadUrl where Python raises ValueError.
- * @param {string} input
- * @returns {SplitUrl}
- */
-export function urlsplit(input) {
-  let url = input.replace(/^[\x00-\x20]+/, '').replace(/[\t\r\n]/g, '');
-  let scheme = '', netloc = '', query = '', fragment = '';
-  const i = url.indexOf(':');
-  if (i > 0 && /^[A-Za-z]/.test(url) && SCHEME_CHARS.test(url.slice(0, i))) {
-    scheme = url.slice(0, i).toLowerCase();
-    url = url.slice(i + 1);
-  }
-  if (url.startsWith('//')) {
-    let delim = url.length;
-    for (const c of '/?#') {
-      const w = url.indexOf(c, 2);
-      if (w >= 0) delim = Math.min(delim, w);
-    }
-    netloc = url.slice(2, delim);
-    url = url.slice(delim);
-    const open = netloc.includes('['), close = netloc.includes(']');
-    if (open !== close) throw new BadUrl('url cannot be parsed');
-    if (open && close) {
-      const br = netloc.slice(netloc.indexOf('[') + 1).split(']')[0];
-      if (br.startsWith('v')) {
-        if (!/^v[a-fA-F0-9]+\..+$/s.test(br)) throw new BadUrl('url cannot be parsed');
-      } else if (!(br.includes(':') && parseIPv6(br) !== null)) {
-        throw new BadUrl('url cannot be parsed');
-      }
-    }
-  }
-  const hash = url.indexOf('#');
-  if (hash >= 0) { fragment = url.slice(hash + 1); url = url.slice(0, hash); }
-  const q = url.indexOf('?');
-  if (q >= 0) { query = url.slice(q + 1); url = url.slice(0, q); }
-  if (!isAscii(netloc)) {
-    const n = netloc.replace(/[@:#?]/g, '');
-    const n2 = n.normalize('NFKC');
-    if (n !== n2 && /[/?#@:]/.test(n2)) throw new BadUrl('url cannot be parsed');
-  }
-  // .hostname / .port
-  const hostinfo = netloc.slice(netloc.lastIndexOf('@') + 1);
-  let hostname = '', portText = '';
-  const ob = hostinfo.indexOf('[');
-  if (ob >= 0) {
-    const bracketed = hostinfo.slice(ob + 1);
-    const cb = bracketed.indexOf(']');
-    hostname = cb >= 0 ? bracketed.slice(0, cb) : bracketed;
-    const after = cb >= 0 ? bracketed.slice(cb + 1) : '';
-    const colon = after.indexOf(':');
-    portText = colon >= 0 ? after.slice(colon + 1) : '';
-  } else {
-    const colon = hostinfo.indexOf(':');
-    hostname = colon >= 0 ? hostinfo.slice(0, colon) : hostinfo;
-    portText = colon >= 0 ? hostinfo.slice(colon + 1) : '';
-  }
-  /** @type {number | null} */
-  let port = null;
-  if (portText) {
-    if (!/^[0-9]+$/.test(portText)) throw new BadUrl('url cannot be parsed');
-    port = Number(portText);
-    if (port > 65535) throw new BadUrl('url cannot be parsed');
-  }
-  let host = null;
-  if (hostname) {
-    const pct = hostname.indexOf('%');
-    host = pct >= 0 ? hostname.slice(0, pct).toLowerCase() + hostname.slice(pct) : hostname.toLowerCase();
-  }
-  return { scheme, netloc, path: url, query, fragment, hostname: host, port };
-}
-
 // ---------------------------------------------------------------- query strings (parse_qsl / urlencode)
 
 /** Python's unquote(s, errors="replace"). @param {string} s */
@@ -301,36 +181,55 @@ function cmpCodePoints(a, b) {
 
 // ---------------------------------------------------------------- the rule
 
-/** @param {string} host (hostname as urlsplit gives it) */
+const HOST_DELIMITERS = /[/\\?#@]/;
+
+/** @param {string} raw @returns {URL | null} */
+function parse(raw) {
+  try {
+    return new URL(raw);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Lowercase, strip a port and trailing dots; IDN to punycode. '' when nothing is left.
+ * A parsed hostname in our form (server/urls.py _finish): trailing dots dropped; '' if invalid.
+ * @param {string} hostname
+ */
+function finish(hostname) {
+  const h = hostname.startsWith('[') ? hostname : hostname.replace(/\.+$/, '');
+  if (!h || !isAscii(h)) return '';
+  return h;
+}
+
+/**
+ * A host (with or without port, IPv6 with or without brackets) as the WHATWG URL parser reads
+ * it in an http URL, without trailing dots. '' when nothing valid is left.
  * @param {string} host
  */
 export function cleanHost(host) {
-  let h = (host || '').trim().toLowerCase();
-  if (h.startsWith('[')) {
-    const end = h.indexOf(']');
-    return end > 0 ? h.slice(0, end + 1) : '';
-  }
-  const colons = (h.match(/:/g) || []).length;
-  if (colons === 1) h = h.split(':')[0];
-  else if (colons > 1) return `[${h}]`;
-  h = h.replace(/\.+$/, '');
-  if (!h) return '';
-  try {
-    h = idnaEncode(h);
-  } catch {
-    // keep h as it is, like the server
-  }
-  return h.toLowerCase();
+  let h = (host || '').trim();
+  if (!h || HOST_DELIMITERS.test(h)) return '';
+  if (!h.startsWith('[') && (h.match(/:/g) || []).length > 1) h = `[${h}]`; // a bare IPv6 literal
+  const parsed = parse(`http://${h}/`);
+  return parsed ? finish(parsed.hostname) : '';
 }
 
-/** cleanHost, refusing (BadUrl) an empty host or an invalid internationalised name. @param {string} host */
+/** cleanHost, refusing (BadUrl) an empty host or one that cannot be cleaned. @param {string} host */
 export function normaliseHost(host) {
+  if (!(host || '').trim()) throw new BadUrl('URL has no host');
   const h = cleanHost(host);
-  if (!h) throw new BadUrl('URL has no host');
-  if (!isAscii(h)) throw new BadUrl('host is not a valid internationalised name');
+  if (!h) throw new BadUrl('host is not a valid host name');
   return h;
+}
+
+/** @param {unknown} raw @returns {URL} */
+function parseUrl(raw) {
+  if (typeof raw !== 'string' || !raw.trim()) throw new BadUrl('url is required');
+  if ([...raw].length > MAX_URL_CHARS) throw new BadUrl(`url longer than ${MAX_URL_CHARS} characters`);
+  const parsed = parse(raw);
+  if (!parsed) throw new BadUrl('url cannot be parsed');
+  return parsed;
 }
 
 /**
@@ -339,16 +238,15 @@ export function normaliseHost(host) {
  * @returns {string}
  */
 export function normaliseUrl(raw) {
-  if (typeof raw !== 'string' || !raw.trim()) throw new BadUrl('url is required');
-  if ([...raw].length > MAX_URL_CHARS) throw new BadUrl(`url longer than ${MAX_URL_CHARS} characters`);
-  const parts = urlsplit(raw.trim());
-  const scheme = parts.scheme.toLowerCase();
+  const parsed = parseUrl(raw);
+  const scheme = parsed.protocol.slice(0, -1);
   if (!(scheme in DEFAULT_PORTS)) throw new BadUrl('only http and https pages can be stored');
-  const host = normaliseHost(parts.hostname ?? '');
-  const netloc = parts.port === null || parts.port === DEFAULT_PORTS[scheme] ? host : `${host}:${parts.port}`;
-  let path = parts.path || '/';
+  const host = finish(parsed.hostname);
+  if (!host) throw new BadUrl('host is not a valid host name');
+  const netloc = parsed.port ? `${host}:${parsed.port}` : host; // WHATWG already drops a default port
+  let path = parsed.pathname || '/';
   if (path.length > 1 && path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
-  const query = parseQsl(parts.query).filter(([k]) => !TRACKERS_RE.test(k.toLowerCase()));
+  const query = parseQsl(parsed.search.slice(1)).filter(([k]) => !TRACKERS_RE.test(k.toLowerCase()));
   query.sort((a, b) => cmpCodePoints(a[0], b[0]));
   const qs = query.map(([k, v]) => `${quotePlus(k)}=${quotePlus(v)}`).join('&');
   return `${scheme}://${netloc}${path}${qs ? '?' + qs : ''}`;
@@ -365,11 +263,8 @@ export function tryNormaliseUrl(raw) {
 
 /** The normalised host of a URL, or '' when it has none. @param {string} url */
 export function hostOf(url) {
-  try {
-    return normaliseHost(urlsplit(url).hostname ?? '');
-  } catch {
-    return '';
-  }
+  const parsed = parse(url);
+  return parsed ? finish(parsed.hostname) : '';
 }
 
 /**

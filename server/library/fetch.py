@@ -6,11 +6,18 @@ Refused (DestinationRefused, 400), before any byte is sent:
   (169.254/16 and fe80::/10: cloud metadata lives there), multicast, reserved, unspecified,
   shared (100.64/10) or otherwise not globally routable; IPv4 embedded in IPv6 (mapped
   ::ffff:a.b.c.d, compatible, 6to4, NAT64 64:ff9b::/96, Teredo) is judged as that IPv4.
+Every hop's URL is read by the WHATWG URL parser (server.urls, the parser Chrome's rule
+follows), and the request is made to that canonical URL: the host that is checked is the host
+that is connected to (`127。0。0。1`, `１２７.0.0.1`, `2130706433`, `0x7f000001` are all
+127.0.0.1 before any check). A URL the parser refuses is refused.
 A host name is resolved by the connector's own resolver (`VettedResolver`), which checks
 every address the name resolves to and hands aiohttp only those checked addresses: aiohttp
 connects to what was checked, so a DNS answer that changes between check and connect
-(rebinding) has nothing to change. IP literals never reach a resolver and are checked in
-`check_url`. Redirects are followed by hand, at most MAX_REDIRECTS, each hop checked again.
+(rebinding) has nothing to change. IP literals never reach a resolver: they are checked in
+`check_url` and again at connect time by the socket factory (`VettedSockets`), which vets
+every address a socket is opened to, whatever path led there.
+Redirects are followed by hand, at most MAX_REDIRECTS; each hop is checked again, and the
+caller's `gate` (the site-mode check) runs on each hop's URL BEFORE it is requested.
 
 `allow_private_fetch` (tests only) relaxes loopback and private addresses and nothing else:
 link-local, metadata, multicast, reserved and unspecified addresses stay refused.
@@ -25,13 +32,17 @@ import asyncio
 import dataclasses
 import ipaddress
 import socket
+from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import ada_url
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from server.errors import BadRequest, UnprocessableContent, UpstreamError
+from server.urls import MAX_URL_CHARS
+
+Gate = Callable[[str], Awaitable[object]]
 
 MAX_BYTES = 5 * 1024 * 1024
 TOTAL_TIMEOUT = 20.0
@@ -115,26 +126,50 @@ def parse_ip(host: str) -> IpAddress | None:
         return None
 
 
-def check_url(url: str, *, allow_private: bool = False) -> str:
-    """Validate one hop's URL (scheme, host, IP literal); return it without its fragment."""
+def check_url(url: str, *, allow_private: bool = False, base: str | None = None) -> str:
+    """Validate one hop's URL (scheme, host, IP literal) as the WHATWG parser reads it (relative
+    to `base` for a redirect's Location); return its canonical form without the fragment."""
+    if len(url) > MAX_URL_CHARS:
+        raise DestinationRefused(f"the URL is longer than {MAX_URL_CHARS} characters")
     try:
-        parts = urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises ValueError on a bad port
+        parsed = ada_url.URL(url, base=base)
     except ValueError:
         raise DestinationRefused("the URL cannot be parsed", url=url) from None
-    if parts.scheme.lower() not in ("http", "https"):
+    if parsed.protocol not in ("http:", "https:"):
         raise DestinationRefused("only http and https pages can be fetched", url=url)
-    if not parts.hostname:
+    host = parsed.hostname
+    if not host:
         raise DestinationRefused("the URL has no host", url=url)
-    if parts.username is not None or parts.password is not None:
+    if parsed.username or parsed.password:
         raise DestinationRefused("URLs with a user name or password are not fetched", url=url)
-    ip = parse_ip(parts.hostname)
+    ip = parse_ip(host)
     if ip is not None:
         reason = address_refusal(ip, allow_private=allow_private)
         if reason:
-            raise DestinationRefused(f"{parts.hostname} is a {reason} address; it is not fetched", url=url,
-                                     reason=reason)
-    return urlunsplit((parts.scheme.lower(), parts.netloc, parts.path or "/", parts.query, ""))
+            raise DestinationRefused(f"{host} is a {reason} address; it is not fetched", url=url, reason=reason)
+    elif not host.isascii() or host.endswith("]"):
+        raise DestinationRefused("the URL's host cannot be read", url=url)
+    parsed.hash = ""
+    return str(parsed.href)
+
+
+class VettedSockets:
+    """aiohttp's socket factory: every socket is opened only to a checked address, so an IP
+    literal (which aiohttp never hands to the resolver) is vetted at connect time too."""
+
+    def __init__(self, *, allow_private: bool = False) -> None:
+        self.allow_private = allow_private
+        self.refused: _RefusedAddress | None = None
+
+    def __call__(self, addr_info: tuple[Any, ...]) -> socket.socket:
+        family, type_, proto, _canon, sockaddr = addr_info
+        address = str(sockaddr[0])
+        ip = parse_ip(address)
+        reason = "unparsable address" if ip is None else address_refusal(ip, allow_private=self.allow_private)
+        if reason:
+            self.refused = _RefusedAddress(address, address, reason)
+            raise self.refused
+        return socket.socket(family=family, type=type_, proto=proto)
 
 
 class VettedResolver(AbstractResolver):
@@ -171,11 +206,13 @@ class VettedResolver(AbstractResolver):
 
 
 async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = MAX_BYTES,
-                     time_limit: float = TOTAL_TIMEOUT) -> Fetched:
-    """Fetch an HTML (or plain-text) page under the rules in the module docstring."""
+                     time_limit: float = TOTAL_TIMEOUT, gate: Gate | None = None) -> Fetched:
+    """Fetch an HTML (or plain-text) page under the rules in the module docstring. `gate(url)`
+    runs before each hop is requested and refuses it by raising."""
     current = check_url(url, allow_private=allow_private)
+    sockets = VettedSockets(allow_private=allow_private)
     connector = aiohttp.TCPConnector(resolver=VettedResolver(allow_private=allow_private), use_dns_cache=False,
-                                     limit=4, force_close=True)
+                                     limit=4, force_close=True, socket_factory=sockets)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5"}
     try:
         async with asyncio.timeout(time_limit), aiohttp.ClientSession(
@@ -183,6 +220,8 @@ async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = 
             cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
         ) as session:
             for hop in range(MAX_REDIRECTS + 1):
+                if gate is not None:
+                    await gate(current)
                 async with session.get(current, allow_redirects=False) as resp:
                     if resp.status in REDIRECTS:
                         location = resp.headers.get("Location")
@@ -190,9 +229,9 @@ async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = 
                             raise UpstreamError(f"HTTP {resp.status} redirect without a Location", url=current)
                         if hop == MAX_REDIRECTS:
                             raise UpstreamError(f"more than {MAX_REDIRECTS} redirects", url=url)
-                        target = urljoin(current, location)
+                        target = location
                         try:
-                            current = check_url(target, allow_private=allow_private)
+                            current = check_url(location, allow_private=allow_private, base=current)
                         except DestinationRefused as err:
                             raise DestinationRefused(f"redirect refused: {err.message}", url=url,
                                                      redirect=target, **_reason(err)) from None
@@ -207,8 +246,9 @@ async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = 
     except _RefusedAddress as err:
         raise DestinationRefused(str(err), url=url, reason=err.reason) from None
     except aiohttp.ClientConnectorError as err:
-        if isinstance(err.os_error, _RefusedAddress):
-            refused = err.os_error
+        if isinstance(err.os_error, _RefusedAddress) or sockets.refused is not None:
+            refused = err.os_error if isinstance(err.os_error, _RefusedAddress) else sockets.refused
+            assert refused is not None
             raise DestinationRefused(f"{refused}; it is not fetched", url=url, reason=refused.reason) from None
         if isinstance(err, aiohttp.ClientConnectorDNSError):
             raise UpstreamError(f"cannot resolve {err.host}", url=url) from None

@@ -48,15 +48,16 @@ class SaveResult:
 async def add_url(
     store: Store, cache: ProbeCache | None, policy: PolicyOwner, url: str, *, allow_private: bool = False
 ) -> SaveResult:
-    """The server fetches the page, then the same pipeline as add_text."""
+    """The server fetches the page, then the same pipeline as add_text. Every hop's site is
+    gated BEFORE it is requested: a redirect must not carry a request (nor a page) to a site the
+    person keeps out (e.g. a short link to a bank)."""
     host = stamp(url, None).source_host
     await policy.require_collect(host)
-    fetched = await fetch_page(url, allow_private=allow_private)
-    final_host = host_of(fetched.url)
-    if final_host != host:
-        # a redirect must not carry a page in from a site the person keeps out (e.g. a short
-        # link to a bank): the site the text came from is gated too
-        await policy.require_collect(final_host)
+
+    async def gate(hop_url: str) -> None:
+        await policy.require_collect(host_of(hop_url))
+
+    fetched = await fetch_page(url, allow_private=allow_private, gate=gate)
     is_html = fetched.content_type != "text/plain"
     return await save_page(
         store, cache, policy, url=url, title=None, html=fetched.text if is_html else None,
