@@ -228,11 +228,24 @@
   }
 
   /**
-   * What one turn holds: {text, markdown}, both from one walk of its text roots (`nodes`).
-   * `text` is the whitespace-collapsed visible text (search and comparison); `markdown` (GFM,
-   * content/markdown.js) keeps the structure — absent when that module is not loaded.
+   * The one place a turn's content is produced: what a reader sees in the turn element `el` of
+   * `role`, read from the layout's text containers (all of them, outermost, joined), without
+   * excluded or hidden parts. Returns {text, markdown}, both from one walk of those containers:
+   * `text` whitespace-collapsed (search and comparison), `markdown` GFM keeping the structure
+   * (content/markdown.js; absent when that module is not loaded). text is '' when nothing is visible.
+   * @param {Element} el @param {string} role @param {object} site @param {object} layout
+   * @returns {{text: string, markdown?: string}}
    */
-  function turnContent(el, nodes, exclude, role, site, adapter) {
+  function turnContent(el, role, site, layout) {
+    var deep = !!site.shadow;
+    var exclude = excludeFor(site, layout);
+    var adapter = ns.adapters[site.id] || {};
+    var sel = textSelector(layout, role);
+    var nodes = selfOrDescendants(el, sel, deep).filter(function (n) {
+      // a text root inside an excluded part of the turn (a thinking panel) is not the reply
+      var ex = n.closest(exclude);
+      return !(ex && ex !== el && el.contains(ex));
+    });
     var md = ns.markdown;
     var sinks = [];
     var texts = nodes.map(function (n) {
@@ -252,18 +265,11 @@
    */
   function readMounted(root, site, layout) {
     var deep = !!site.shadow;
-    var exclude = excludeFor(site, layout);
     var adapter = ns.adapters[site.id] || {};
     var list = orderedTurnElements(root, site, layout);
     var out = [];
     list.forEach(function (t) {
-      var sel = textSelector(layout, t.role);
-      var nodes = selfOrDescendants(t.el, sel, deep).filter(function (n) {
-        // a text root inside an excluded part of the turn (a thinking panel) is not the reply
-        var ex = n.closest(exclude);
-        return !(ex && ex !== t.el && t.el.contains(ex));
-      });
-      var content = turnContent(t.el, nodes, exclude, t.role, site, adapter);
+      var content = turnContent(t.el, t.role, site, layout);
       if (!content.text) return;
       out.push({
         el: t.el,
