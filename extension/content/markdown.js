@@ -72,7 +72,12 @@
     function walk(node) {
       if (node.nodeType === 3) { if (node.data) put(node.data); return; }
       if (node.nodeType !== 1) return;
-      if (node.nodeName === 'BR') { put('\n'); return; }
+      if (node.nodeName === 'BR') {  // ends the current line (an empty editor line is just <br>)
+        if (pending && out && out.charAt(out.length - 1) !== '\n') out += '\n';
+        pending = false;
+        out += '\n';
+        return;
+      }
       if (/^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|BUTTON|svg|SVG|IMG|TEXTAREA|INPUT)$/.test(node.nodeName)) return;
       if (matches(node, exclude) || matches(node, GUTTER) || hidden(node)) return;
       var cs = getComputedStyle(node);
@@ -108,7 +113,7 @@
     }
     // a visible label in the block's header: a short word before the code, in a container that
     // holds only this code block (never a paragraph of the answer)
-    for (var box = code.parentElement, k = 0; box && k < 12 && box !== turnRoot; box = box.parentElement, k++) {
+    for (var box = code.parentElement, k = 0; box && k < 12; box = box.parentElement, k++) {
       var codes = Array.prototype.filter.call(box.querySelectorAll('pre'), function (x) { return !x.querySelector('pre'); });
       if (codes.length > 1) break;
       if (box.querySelector('p, li, h1, h2, h3, h4, h5, h6, table, blockquote')) break;
@@ -121,6 +126,7 @@
         if (holder && holder.closest('button')) continue;
         return s.toLowerCase();
       }
+      if (box === turnRoot) break;
     }
     return '';
   }
@@ -188,6 +194,8 @@
     } else {
       this.stack = [this.top];
     }
+    this.role = opts.role;
+    this.typed = this.stack[0] !== this.top;  // inside a prompt shown as typed
     this.skip = 0;
     this.cell = 0;   // depth inside table cells: blocks there stay inline
   }
@@ -235,6 +243,7 @@
   Sink.prototype.open = function (node, cs, block) {
     if (this.skip) { this.skip++; return; }
     var p = this.parent();
+    if (matches(node, GUTTER)) { this.skip = 1; return; }  // line numbers beside code
     var math = mathOf(node);
     if (math) {
       p.appendChild(mathNode(math.tex, math.display));
@@ -264,7 +273,14 @@
     }
     if (tag === 'PRE') tag = 'DIV';  // a wrapper around the real code <pre>
     var el = null;
-    if (tag === 'TH' || tag === 'TD') {
+    var typed = false;
+    if (this.role === 'user' && !this.typed && !this.cell && /^pre/.test(cs.whiteSpace) &&
+        !node.querySelector('p, li, pre, table, h1, h2, h3')) {
+      // a prompt shown as typed (pre-wrap, no markup inside): its line breaks are content
+      el = doc.createElement('pre');
+      el.setAttribute('data-wf-typed', '');
+      typed = this.typed = true;
+    } else if (tag === 'TH' || tag === 'TD') {
       if (this.cell || !TABLE_PARTS.test(p.nodeName)) el = null; else { el = doc.createElement(tag); this.cell++; }
     } else if (tag === 'TR') {
       el = /^(TABLE|THEAD|TBODY|TFOOT)$/.test(p.nodeName) && !this.cell ? doc.createElement('TR') : null;
@@ -296,6 +312,7 @@
       cell: !!el && (el.nodeName === 'TH' || el.nodeName === 'TD'),
       block: !el && this.cell && block,
       table: !!el && el.nodeName === 'TABLE',
+      typed: typed,
     });
   };
 
@@ -319,6 +336,7 @@
     var closed = this.stack.pop();
     var o = this._opened.pop();
     if (o.table) gridRows(closed);
+    if (o.typed) this.typed = false;
     if (o.cell) this.cell--;
     if (o.block) this.parent().appendChild(doc.createTextNode(' '));
   };
