@@ -247,6 +247,12 @@
       return !(ex && ex !== el && el.contains(ex));
     });
     var md = ns.markdown;
+    var before = md ? contentCache.get(el) : null;
+    if (before && !adapter.text) {
+      // a turn read before: when its text is unchanged, so is its Markdown (no second conversion)
+      var plain = normalise(nodes.map(function (n) { return visibleText(n, exclude); }).join(' '));
+      if (plain === before.text) return { text: plain, markdown: before.markdown };
+    }
     var sinks = [];
     var texts = nodes.map(function (n) {
       var sink = md ? md.sink({ root: n, exclude: exclude, role: role }) : null;
@@ -255,9 +261,13 @@
     });
     var text = adapter.text ? adapter.text(el, nodes, exclude, visibleText) : normalise(texts.join(' '));
     var out = { text: text };
-    if (md) out.markdown = md.join(sinks);
+    if (md) {
+      out.markdown = md.join(sinks);
+      contentCache.set(el, { text: text, markdown: out.markdown });
+    }
     return out;
   }
+  var contentCache = new WeakMap();  // turn element -> {text, markdown} last read
 
   /**
    * The turns one layout finds mounted now: [{el, role, text, id, streaming}], document order.
