@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from server import ages  # noqa: E402
+from server.governance.policy import sensitive_defaults  # noqa: E402
+from server.governance.visibility import FUNCTION, HostVisibility  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.memory.pagematch import strip_site_name  # noqa: E402
 from server.memory.search import (  # noqa: E402
     _COUNT_SQL,
+    _COVERED_NEWEST_SQL,
+    _COVERED_SQL,
     _RANK_ALL_SQL,
     _RANK_NEWEST_SQL,
     _UNRANKED_SQL,
     COMMON,
+    RANK_CAP,
     WINDOW,
 )
 from server.provenance import Provenance, stamp  # noqa: E402
@@ -201,6 +207,15 @@ def pct(xs: list[float], p: float) -> float:
 
 # --- the floor: the same lookups as bare SQL --------------------------------------------------
 
+def install_visibility(con: sqlite3.Connection) -> None:
+    """The floor pays what the server pays: the one visibility function (wf_visible, memoised per
+    host) over the default policy, so the ratios measure the HTTP stack, not the rule."""
+    snapshot = {"version": "bench", "global_default": "collect", "rules": [],
+                "sensitive": {k: sensitive_defaults().get(k, {}) for k in ("domains", "suffixes", "labels", "exact")}}
+    owner = types.SimpleNamespace(current=snapshot)
+    con.create_function(FUNCTION, 1, HostVisibility(owner), deterministic=False)  # type: ignore[arg-type]
+
+
 def sql_probe(con: sqlite3.Connection, url: str, title: str) -> None:
     con.execute("SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (url,)).fetchone()
     con.execute("SELECT id FROM documents WHERE source_url = ?", (url,)).fetchall()
@@ -211,7 +226,17 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     def hits(m: str, cap: int = WINDOW + 1) -> int:
         return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
 
-    def run(m: str, ranked: bool = True) -> list[Any]:
+    def run(m: str, ranked: bool = True, any_of: list[str] | None = None) -> list[Any]:
+        if any_of and len(any_of) > 1:  # the any-term stage: coverage first
+            n = hits(m, RANK_CAP + 1)
+            if n == 0:
+                return []
+            union = " UNION ALL ".join(f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{i}"
+                                       for i in range(len(any_of)))
+            params = {"match": m, "limit": limit, "host": host, "window": WINDOW,
+                      **{f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)}}
+            sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
+            return con.execute(sql.replace("{union}", union), params).fetchall()
         n = hits(m)
         if n == 0:
             return []
@@ -230,8 +255,10 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     if rows or len(stages) < 2:
         return rows
     content = [w for w in kept if w not in STOP_WORDS] or kept
-    rare = [w for w in content if 0 < counts[w] <= WINDOW]
-    return run(fts_queries(" ".join(rare))[-1] if rare and len(rare) < len(content) else stages[-1])
+    rare = [w for w in content if counts[w] <= WINDOW]
+    if rare and len(rare) < len(content):
+        return run(fts_queries(" ".join(rare))[-1], any_of=rare)
+    return run(stages[-1], any_of=content)
 
 
 def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
@@ -324,6 +351,7 @@ async def run(data_dir: Path, samples: int) -> None:
         proc.terminate()
         proc.wait(10)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    install_visibility(con)
     sql = {
         "page-probe (miss)": timed_sql(sql_probe, con, probe_pages),
         "page-match": timed_sql(sql_match, con, match_pages),

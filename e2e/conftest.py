@@ -18,6 +18,7 @@ import pytest_asyncio
 from e2e.harness import report
 from e2e.harness.browser import EXTENSION_DIR
 from e2e.harness.farm import Farm
+from tests import processes
 
 _SESSION_T0: list[float] = []
 
@@ -27,19 +28,40 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    processes.session_start(session.config)  # "do you leak?": count our processes before and after
     _SESSION_T0.append(time.monotonic())
     if not _is_worker(session.config) and not session.config.option.collectonly:
         report.reset()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        default=None,
+        metavar="K",
+        help="run only shard K of the farm (the sites e2e/harness/shards.json gives it; "
+        "`python -m e2e.harness.shards show` lists them)",
+    )
+
+
+def _shard(config: pytest.Config) -> str | None:
+    value = config.getoption("--shard", default=None)
+    return str(value) if value else None
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    processes.session_finish(session)
     if not _is_worker(session.config) and not session.config.option.collectonly:
-        path = report.write(time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None)
+        path = report.write(
+            time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None, _shard(session.config)
+        )
+        matrix = json.loads(path.read_text("utf-8"))
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             tr.write_line(f"farm: site health matrix in {path} (and health.html)")
+            tr.write_line(matrix["line"])
         # a whole-farm run where a cell never ran is not green: silence is not "passed"
-        not_run = sum(s.get("not_run", 0) for s in json.loads(path.read_text("utf-8"))["summary"].values())
+        not_run = sum(s.get("not_run", 0) for s in matrix["summary"].values())
         if not_run and _whole_farm(session.config) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if tr is not None:
@@ -56,11 +78,22 @@ def _whole_farm(config: pytest.Config) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
+    farm_items = []
     for item in items:
         if Path(str(item.fspath)).resolve().parent == here:
+            farm_items.append(item)
             item.add_marker(pytest.mark.farm)
             # one event loop per worker, so one Playwright driver per worker (`playwright_driver`)
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
+    shard = _shard(config)
+    if shard is not None:
+        from e2e.harness import shards
+
+        _, dropped = shards.select(farm_items, shards.load(), shard)
+        if dropped:
+            gone = set(map(id, dropped))
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [i for i in items if id(i) not in gone]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -84,9 +117,11 @@ def _outcome(node: pytest.Item) -> str:
     if setup is not None and setup.failed:
         return "error"
     if setup is not None and setup.skipped:
-        return "skipped"
+        return "xfailed" if hasattr(setup, "wasxfail") else "skipped"
     if call is None:
         return "error"
+    if hasattr(call, "wasxfail"):  # an expected failure (from a checked-in list) and its fate
+        return "xfailed" if call.skipped else "xpassed"
     return "skipped" if call.skipped else ("failed" if call.failed else "passed")
 
 
@@ -113,8 +148,12 @@ def health(request: pytest.FixtureRequest) -> Any:
     yield row
     row.setdefault("time_s", round(time.monotonic() - t0, 1))
     row["outcome"] = _outcome(request.node)
+    for when in ("setup", "call"):
+        reason = getattr(getattr(request.node, f"rep_{when}", None), "wasxfail", None)
+        if reason:
+            row["xfail_reason"] = reason
     err = _error_text(request.node)
-    if err and row["outcome"] != "passed":
+    if err and row["outcome"] not in ("passed", "xfailed"):
         row["error"] = err
     report.append(row)
 
@@ -147,6 +186,7 @@ async def make_farm(
         farms.append(farm)
         await farm.start()
         health.setdefault("start_s", farm.timings.get("start_s"))
+        health.setdefault("chromium", farm.browser.version)
         return farm
 
     try:

@@ -10,6 +10,7 @@ on that host with 404, so nothing reaches the network for a fixture host.
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,3 +233,37 @@ async def route_fixture(context: Any, fixture: Fixture) -> None:
 def collapse(text: str) -> str:
     """Whitespace collapsed to single spaces and trimmed, as in expected.json `text`."""
     return " ".join(text.split())
+
+
+# ---------------------------------------------------------------- which chat site is this page
+# The Python twin of extension/shared/sites.js siteFor (the one matcher of content and background):
+# both run fixtures/chat-site-cases.json (tests/test_chat_site_cases.py, tests/js/sites.test.mjs).
+
+REGISTRY_PATH = ROOT / "extension" / "sites" / "registry.json"
+
+
+def match_pattern_regex(pattern: str) -> re.Pattern[str] | None:
+    """A Chrome match pattern ("https://*.example.com/chat*") as a regex over an href."""
+    m = re.fullmatch(r"(\*|https?)://([^/]+)(/.*)", pattern)
+    if not m:
+        return None
+    scheme = "https?" if m[1] == "*" else m[1]
+    host = (
+        "[^/]+" if m[2] == "*"
+        else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.")
+        else re.escape(m[2])
+    )
+    path = ".*".join(re.escape(p) for p in m[3].split("*"))
+    return re.compile(f"{scheme}://{host}(?::\\d+)?{path}", re.S)
+
+
+def site_for_url(url: str, registry: dict[str, Any] | None = None) -> str | None:
+    """The registry id of the chat site whose match patterns cover `url` (fragment ignored)."""
+    reg = registry if registry is not None else json.loads(REGISTRY_PATH.read_text("utf-8"))
+    href = url.split("#", 1)[0]
+    for site in reg.get("sites", []):
+        for pattern in site.get("matches", []):
+            rx = match_pattern_regex(pattern)
+            if rx is not None and rx.fullmatch(href):
+                return str(site["id"])
+    return None

@@ -7,7 +7,7 @@ and what the server stored is compared with the transcript. The result goes to t
 
 Decision (documented in docs/testing.md): real pages are evidence, not fixtures — a partial or
 mismatched capture is *reported*, not failed, because saved DOMs drift from the live sites and the
-transcripts were written by others. The test fails only when the registry claims the page's host
+transcripts were written by others. The test fails only when the registry claims the page's URL
 (the extension says it supports that site) and *nothing at all* was captured: that is a broken
 claim whatever the cause. The folder missing skips cleanly.
 """
@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.harness.blocks import score
-from e2e.harness.browser import EXTENSION_DIR
 from e2e.harness.checks import collapse
+from e2e.sites import site_for_url
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -50,23 +50,20 @@ def pages() -> list[Any]:
         if not html.is_file():
             continue
         data = json.loads(exp.read_text("utf-8"))
-        site = registry_site(urlsplit(data.get("url", "")).hostname or "") or data.get("site", "?")
+        site = registry_site(data.get("url", "")) or data.get("site", "?")
         if want and site != want:
             continue
         out.append(pytest.param((html, data), id=html.stem))
     return out or [pytest.param(None, id="no-real-pages-selected")]
 
 
-def registry_site(host: str) -> str | None:
+def registry_site(url: str) -> str | None:
+    """The chat site of a saved page's URL: the extension's one matcher (e2e/sites.py site_for_url,
+    the twin of extension/shared/sites.js), by match pattern."""
     try:
-        reg = json.loads((EXTENSION_DIR / "sites" / "registry.json").read_text("utf-8"))
+        return site_for_url(url)
     except (OSError, ValueError):
         return None
-    for s in reg.get("sites", []):
-        hosts = s.get("hosts") or []
-        if any(host == h or host.endswith("." + h) for h in hosts):
-            return s["id"]
-    return None
 
 
 @pytest.mark.parametrize("page_case", pages())
@@ -79,7 +76,7 @@ async def test_real_page_capture(page_case, make_farm, health):
     html_path, data = page_case
     url = data["url"]
     host = urlsplit(url).hostname or ""
-    site = registry_site(host)
+    site = registry_site(url)
     health.update(
         site=site or data.get("site", "?"),
         phase="real_pages",

@@ -10,7 +10,7 @@ import aiosqlite
 
 from server.textcaps import cap
 
-KINDS = ("note", "clip", "capture", "document", "document_removed", "rule", "forget", "undo")
+KINDS = ("note", "clip", "capture", "document", "document_removed", "rule", "forget", "undo", "import")
 
 
 async def record(

@@ -90,7 +90,7 @@ def _wrap(spec: RouteSpec) -> Callable[[web.Request], Awaitable[web.StreamRespon
         return web.json_response(result, status=spec.status)
 
     handle.__name__ = spec.handler.__name__
-    handle.__wherefrom_spec__ = spec  # type: ignore[attr-defined]
+    handle.__wherefrom_spec__ = spec  # type: ignore[attr-defined]  # the route table reads the spec back off the handler
     return handle
 
 

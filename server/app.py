@@ -7,11 +7,12 @@ import time
 from collections.abc import AsyncIterator
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from server import appkeys, idempotency, ledger, security
 from server.governance import visibility
-from server.governance.policy import PolicyOwner
 from server.memory.forget import Confirmations
+from server.private_files import create_private, secure_data_dir
 from server.probe_cache import ProbeCache
 from server.routes import route_apis
 from server.settings import Settings
@@ -24,11 +25,11 @@ log = logging.getLogger("wherefrom")
 async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     """The store and the policy that governs what it shows, opened and closed together."""
     settings = app[appkeys.SETTINGS]
+    create_private(settings.db_path)  # 0600 before SQLite opens it: its -wal and -shm inherit that
     store = await Store.open(settings.db_path)
+    _secure(settings)  # the -wal and -shm SQLite just made (or an older version left)
     app[appkeys.STORE] = store
-    policy = PolicyOwner(store)
-    await visibility.install(store, policy)
-    app[appkeys.POLICY] = policy
+    app[appkeys.POLICY] = await visibility.govern(store)
     log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
     yield
     await store.close()
@@ -39,8 +40,15 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
 HANDLER_ARGS = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
 
 
+def _secure(settings: Settings) -> None:
+    fixed = secure_data_dir(settings.data_dir, settings.db_path.name, settings.token_path.name)
+    if fixed:
+        log.warning("made private (other local users could read them): %s", ", ".join(fixed))
+
+
 def create_app(settings: Settings) -> web.Application:
-    middlewares = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
+    _secure(settings)
+    middlewares: list[Middleware] = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
     if settings.ledger is not None:
         middlewares.insert(0, ledger.middleware(settings.ledger))  # outermost: sees every request
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024, handler_args=HANDLER_ARGS)

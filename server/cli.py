@@ -3,46 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import ipaddress
 import json
 import logging
 import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-from aiohttp import web
-
-from server.settings import DEFAULT_HOST, DEFAULT_PORT, SETTINGS, Settings, default_data_dir
+from server.settings import Settings, add_arguments, default_data_dir
 from server.token import load_or_create
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", type=Path, default=None, help=SETTINGS["data_dir"][1])
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=SETTINGS["port"][1])
+    add_arguments(p, ("data_dir", "port"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wherefrom", description="Wherefrom companion server")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the companion server on 127.0.0.1")
-    _common(serve)
-    serve.add_argument("--host", default=DEFAULT_HOST, help=SETTINGS["host"][1])
+    add_arguments(serve)
     serve.add_argument("--force-bind", action="store_true", help="allow a non-loopback --host (unsafe)")
-    serve.add_argument("--log-level", default="info", help=SETTINGS["log_level"][1])
-    serve.add_argument("--extension-id", action="append", default=[], help=SETTINGS["extension_ids"][1])
-    serve.add_argument("--allow-private-fetch", action="store_true", help=SETTINGS["allow_private_fetch"][1])
-    serve.add_argument("--ledger", type=Path, default=None, help=SETTINGS["ledger"][1])
     pair = sub.add_parser("pair", help="print the token to paste into the extension's Settings")
-    pair.add_argument("--data-dir", type=Path, default=None, help=SETTINGS["data_dir"][1])
+    add_arguments(pair, ("data_dir",))
     status = sub.add_parser("status", help="exit 0 healthy, 2 reported unhealthy, 1 could not tell")
     _common(status)
-    try:
-        from server.library.cli import add_commands
-    except ImportError:
-        pass
-    else:
-        add_commands(sub, _common)
+    # subcommands that talk to the running server, each in its own module
+    for module in ("server.library.cli", "server.dataio.cli", "server.search_cli", "server.mcp_server"):
+        importlib.import_module(module).add_commands(sub, _common)
     return parser
 
 
@@ -60,15 +49,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"refusing to bind {args.host}: not a loopback address (use --force-bind to insist)", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = Settings(
-        data_dir=args.data_dir or default_data_dir(),
-        port=args.port,
-        host=args.host,
-        log_level=args.log_level,
-        extension_ids=tuple(args.extension_id),
-        allow_private_fetch=args.allow_private_fetch,
-        ledger=args.ledger,
-    )
+    settings = Settings.from_args(args)
+    from server import serving
     from server.app import create_app
     from server.store.db import StoreError
 
@@ -76,7 +58,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = create_app(settings)
         print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
         print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
-        web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
+        serving.run(app, args.host, args.port)
     except StoreError as err:
         print(f"wherefrom: {err}", file=sys.stderr)
         return 1

@@ -11,13 +11,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from server import appkeys
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def middleware(path: Path) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def middleware(path: Path) -> Middleware:
     @web.middleware
     async def ledger_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         status = 500

@@ -60,7 +60,8 @@ def document(apis: Sequence[Api]) -> dict[str, Any]:
 
 @api.route("GET", "/api/openapi.json", summary="This API's OpenAPI 3.1 description")
 async def openapi_json(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return document(request.app[appkeys.ROUTE_APIS])
+    apis: list[Api] = request.app[appkeys.ROUTE_APIS]
+    return document(apis)
 
 
 def markdown(apis: Sequence[Api]) -> str:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from server import health, openapi
 from server.api import Api
+from server.dataio import routes as dataio_routes
 from server.governance import routes as governance_routes
 from server.library import routes as library_routes
 from server.memory import routes as memory_routes
 
 
 def route_apis() -> list[Api]:
-    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, openapi.api]
+    return [health.api, governance_routes.api, memory_routes.api, library_routes.api, dataio_routes.api, openapi.api]
 
 
 if __name__ == "__main__":

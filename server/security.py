@@ -59,8 +59,14 @@ def bearer_ok(request: web.Request) -> bool:
     scheme, _, value = header.partition(" ")
     if scheme != "Bearer" or not value:
         return False
+    try:
+        # aiohttp hands header bytes that are not UTF-8 through as lone surrogates; our tokens
+        # are ASCII, so anything else is simply a wrong token (401), never an encoding error
+        given = value.strip().encode("ascii")
+    except UnicodeEncodeError:
+        return False
     expected = request.app[appkeys.TOKEN]
-    return hmac.compare_digest(value.strip().encode(), expected.encode())
+    return hmac.compare_digest(given, expected.encode("ascii"))
 
 
 @web.middleware

@@ -6,9 +6,11 @@ import os
 import secrets
 from pathlib import Path
 
+from server.private_files import make_private_dir
+
 
 def load_or_create(path: Path) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     if path.exists():
         token = path.read_text("ascii").strip()
         if len(token) >= 43:

@@ -18,6 +18,7 @@ A host the WHATWG parser refuses, or whose punycode labels do not decode to a na
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import parse_qsl, urlencode
 
 import ada_url
@@ -59,10 +60,17 @@ def _punycode_ok(host: str) -> bool:
     return True
 
 
+# a code point the WHATWG host parser never leaves in a domain (extension/shared/urls.js checks
+# the same: Chrome leaves some, e.g. a space as `%20`)
+_FORBIDDEN_IN_DOMAIN = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+
+
 def _finish(hostname: str) -> str:
     """A parsed hostname in our form: trailing dots dropped, punycode verified; '' if invalid."""
     h = hostname if hostname.startswith("[") else hostname.rstrip(".")
-    if not h or not h.isascii() or not _punycode_ok(h):
+    if not h or not h.isascii():
+        return ""
+    if not h.startswith("[") and (_FORBIDDEN_IN_DOMAIN.search(h) or not _punycode_ok(h)):
         return ""
     return h
 

@@ -15,12 +15,22 @@ from aiohttp import web
 
 from server import appkeys
 from server.app import create_app
+from server.serving import JsonErrorRunner
 from server.settings import Settings
 from server.store.db import Store, fts5_available
+from tests import processes
 from tests.server_process import free_port  # noqa: F401 - the one free-port helper, re-exported for tests
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    processes.session_start(session.config)  # "do you leak?": count our processes before and after
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    processes.session_finish(session)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -74,9 +84,10 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | None = None) -> AsyncIterator[str]:
+async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | None = None,
+                     runner_class: type[web.AppRunner] = web.AppRunner) -> AsyncIterator[str]:
     """Run an aiohttp app on a real loopback port; yields its base URL."""
-    runner = web.AppRunner(app, access_log=None)
+    runner = runner_class(app, access_log=None)
     await runner.setup()
     port = port or free_port()
     await web.TCPSite(runner, host, port).start()
@@ -90,7 +101,8 @@ async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | 
 async def running_api(settings: Settings) -> AsyncIterator[Api]:
     """Our server built from `settings`, on its port, with a client holding the token."""
     app = create_app(settings)
-    async with local_site(app, port=settings.port) as base, aiohttp.ClientSession() as session:
+    async with local_site(app, port=settings.port, runner_class=JsonErrorRunner) as base, \
+            aiohttp.ClientSession() as session:
         yield Api(base, app[appkeys.TOKEN], session, app)
 
 

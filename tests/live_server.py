@@ -14,6 +14,7 @@ from aiohttp import web
 
 from server import appkeys
 from server.app import create_app
+from server.serving import JsonErrorRunner
 from server.settings import Settings
 
 
@@ -35,7 +36,7 @@ class LiveServer:
 
     async def _start(self) -> None:
         self.app = create_app(self.settings)
-        self._runner = web.AppRunner(self.app, access_log=None)
+        self._runner = JsonErrorRunner(self.app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", self.settings.port).start()
 

@@ -22,3 +22,12 @@ def test_ci_runs_the_readme_test_command() -> None:
     commands = [line for line in ci if line and not line.startswith("#")]
     assert commands == ["exec ./scripts/test"]
     assert "\n./scripts/test\n" in readme and "\n./scripts/serve\n" in readme
+
+
+def test_export_schema_doc_is_current() -> None:
+    from server.dataio import schema
+
+    assert (REPO / "docs" / "export.schema.json").read_text("utf-8") == schema.document(), (
+        "docs/export.schema.json is stale: run `.venv/bin/python -c \"from server.dataio import schema; "
+        "print(schema.document(), end='')\" > docs/export.schema.json`"
+    )

@@ -30,6 +30,14 @@ junk = st.recursive(
 urlish = st.sampled_from([
     "https://example.com/a", "https://chatgpt.com/c/1", "http://127.0.0.1/", "javascript:alert(1)", "file:///etc/passwd",
     "data:text/html,x", "https://accounts.google.com/", "", "not a url", "https://ex.com/" + "é" * 10, "https://[::1]/",
+    # issue 15: hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
+    "http://127。0。0。1:9/secret", "http://１２７.0.0.1/", "https://chase%2Ecom/", "http://2130706433/",
+    "http://0177.0.0.1/", "http://0x7f000001/", "http://127.1/", "http://[::ffff:127.0.0.1]/", "http://[::127.0.0.1]/",
+    "http://intranet/wiki", "http://xn--a/", "http://exa%00mple.com/", "http://a.0/", "https:///path", "http://ex.com\\a",
+])
+hostish = st.sampled_from([
+    "intranet", "2130706433", "0x7f000001", "127。0。0。1", "chase%2Ecom", "[::ffff:127.0.0.1]", "::1", "com", "co.uk",
+    "xn--a", "a..b", "a b", "exa%00mple", "%zz", "127.0.0.1:80", "[::1", "." * 10, "é" * 70,
 ])
 
 
@@ -47,7 +55,7 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "array":
         return st.lists(from_schema(schema.get("items", {})), max_size=4)
     if kind == "string":
-        return urlish | st.text(max_size=40)
+        return urlish | hostish | st.text(max_size=40)
     if kind == "integer":
         return st.integers(min_value=-5, max_value=10**12)
     if kind == "boolean":

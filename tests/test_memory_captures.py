@@ -192,3 +192,111 @@ async def test_an_exchange_id_shared_by_prompt_and_reply_keeps_both(api) -> None
     _, conv = await api.get("/api/conversations", params={"url": url})
     assert [(t["role"], t["text"]) for t in conv["turns"]] == [
         ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"), ("user", "q3"), ("assistant", "a3")]
+
+
+# --- issue 15 item 10: a capture never rewrites another conversation's history ---------------
+
+
+async def test_unrelated_turns_under_a_stored_url_are_added_never_replace(api: Api) -> None:
+    """The capture's URL follows pushState: another chat's turns arrive under this page's URL.
+    The stored turns stay as they were; the newcomers are appended (nothing lost either way)."""
+    mine = [("user", f"my question {i}") if i % 2 == 0 else ("assistant", f"my answer {i}") for i in range(40)]
+    await api.post("/api/captures", capture(mine))
+    other = [("user", f"other question {i}") if i % 2 == 0 else ("assistant", f"other answer {i}") for i in range(40)]
+    status, body = await api.post("/api/captures", capture(other))
+    assert status == 200 and (body["added"], body["updated"]) == (40, 0), body
+    texts = [t["text"] for t in await stored_turns(api)]
+    assert texts[:40] == [t[1] for t in mine]
+    assert texts[40:] == [t[1] for t in other]
+    # re-sending either thread changes nothing now (content matching, not places)
+    for thread in (mine, other):
+        status, body = await api.post("/api/captures", capture(thread))
+        assert (body["added"], body["updated"], body["unchanged"]) == (0, 0, 40), body
+
+
+async def test_a_turn_with_a_native_id_is_updated_only_by_the_same_id(api: Api) -> None:
+    stored = [{"role": "user", "text": "q1", "native_id": "m1"},
+              {"role": "assistant", "text": "a1", "native_id": "m2"}]
+    await api.post("/api/captures", capture(stored))
+    # the same places, other ids (another conversation, or an edited branch): added, not replaced
+    other = [{"role": "user", "text": "Q-other", "native_id": "x1"},
+             {"role": "assistant", "text": "a1 and more", "native_id": "x2"}]
+    status, body = await api.post("/api/captures", capture(other))
+    assert (body["added"], body["updated"]) == (2, 0), body
+    # and with no ids at all, a longer text at the last stored place does not update an id'd turn
+    status, body = await api.post("/api/captures", capture([("user", "q1"), ("assistant", "a1 grown")]))
+    assert body["updated"] == 0, body
+    rows = await api.store.fetchall("SELECT native_id, text FROM facts WHERE native_id IN ('m1', 'm2') ORDER BY id")
+    assert [(r["native_id"], r["text"]) for r in rows] == [("m1", "q1"), ("m2", "a1")]
+    # positive control: the same id does update it
+    status, body = await api.post("/api/captures", capture([{**stored[1], "text": "a1 edited"}]))
+    assert body["updated"] == 1
+    row = await api.store.fetchone("SELECT text FROM facts WHERE native_id = 'm2'")
+    assert row is not None and row["text"] == "a1 edited"
+
+
+async def test_only_the_last_reply_grows_in_place(api: Api) -> None:
+    turns = [("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2 partial")]
+    await api.post("/api/captures", capture(turns))
+    # an earlier turn "growing" is a different turn: appended, the stored one kept
+    status, body = await api.post("/api/captures", capture([("user", "q1"), ("assistant", "a1 but different"),
+                                                            ("user", "q2"), ("assistant", "a2 partial")]))
+    assert (body["added"], body["updated"]) == (1, 0), body
+    texts = [t["text"] for t in await stored_turns(api)]
+    assert texts[:4] == ["q1", "a1", "q2", "a2 partial"]
+    # positive control, on another page: the last reply growing is one update
+    other = "https://chatgpt.com/c/positive-control"
+    await api.post("/api/captures", {**capture(turns), "url": other})
+    status, body = await api.post("/api/captures", {**capture([*turns[:3], ("assistant", "a2 partial, now whole")]),
+                                                    "url": other})
+    assert (body["added"], body["updated"]) == (0, 1), body
+    assert [t["text"] for t in await stored_turns(api, other)] == ["q1", "a1", "q2", "a2 partial, now whole"]
+
+
+def test_plan_unrelated_thread_adds_every_turn() -> None:
+    stored = [Stored(k, k, "user" if k % 2 == 0 else "assistant", f"stored {k}", None) for k in range(2000)]
+    incoming = [Incoming("user" if k % 2 == 0 else "assistant", f"incoming {k}") for k in range(2000)]
+    ops = plan(stored, incoming)
+    assert {o.action for o in ops} == {"add"}
+    assert [o.position for o in ops] == list(range(2000, 4000))
+
+
+def test_plan_grows_the_last_turn_only() -> None:
+    stored = [Stored(1, 0, "user", "q", None), Stored(2, 1, "assistant", "a", None),
+              Stored(3, 2, "user", "q2", None), Stored(4, 3, "assistant", "b", None)]
+    ops = plan(stored, [Incoming("user", "q"), Incoming("assistant", "a!"), Incoming("user", "q2"),
+                        Incoming("assistant", "bb")])
+    assert [(o.action, o.stored_id) for o in ops] == [("unchanged", 1), ("add", None), ("unchanged", 3),
+                                                       ("update", 4)]
+
+
+class CountingText(str):
+    """A turn's text that counts the comparisons made with it (the matcher's work)."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountingText.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_plan_is_linear() -> None:
+    """The old matcher compared every incoming turn with the stored thread (quadratic: 1 s for
+    2,000 x 20,000). Counted, not timed: text comparisons stay within a small multiple of the
+    turns seen (bench/bench_captures.py has the times)."""
+    def comparisons(n_stored: int, n_incoming: int) -> int:
+        stored = [Stored(k, k, "user" if k % 2 == 0 else "assistant", CountingText(f"s{k}"), None)
+                  for k in range(n_stored)]
+        incoming = [Incoming("user" if k % 2 == 0 else "assistant", CountingText(f"i{k}")) for k in range(n_incoming)]
+        CountingText.compared = 0
+        plan(stored, incoming)
+        return CountingText.compared
+
+    assert comparisons(2000, 200) <= 4 * 2200
+    # a shared window (the usual re-send) is linear too
+    stored = [Stored(k, k, "user", CountingText(f"t{k}"), None) for k in range(2000)]
+    CountingText.compared = 0
+    ops = plan(stored, [Incoming("user", CountingText(f"t{k}")) for k in range(1000, 2200)])
+    assert [o.action for o in ops].count("unchanged") == 1000 and CountingText.compared <= 4 * 3200

@@ -121,7 +121,7 @@ def test_item_tables_are_found_from_the_migrations() -> None:
 def test_every_writer_of_an_item_table_stamps() -> None:
     found, bad = unstamped_writers(server_sources(), item_tables())
     assert "server/memory/facts.py:insert_fact" in found
-    assert "server/memory/captures.py:_conversation" in found
+    assert "server/memory/captures.py:conversation_row" in found
     assert bad == [], f"writers that skip provenance.stamp: {bad}"
 
 

@@ -158,3 +158,25 @@ async def test_long_queries_answer_json_never_a_bare_parser_error(api) -> None:
     assert status == 413 and body["error"]["field"] == "query.q"
     status, body = await api.get("/api/page-match", params={"url": "https://example.com/" + "é" * 4000, "title": "漢" * 2000})
     assert status in (200, 400, 413) and isinstance(body, dict) and "error" in body or "tiers" in body
+
+
+async def test_any_term_stage_ranks_by_how_many_words_an_item_holds(api: Api) -> None:
+    """A long turn holding four of the five asked words beats short notes holding one (bm25
+    alone put the short, dense notes first: measured in bench/bench_search_quality.py)."""
+    long_turn = ("I get the following error when I add to the cart: Forbidden (CSRF token missing.) " +
+                 "and the rest of a long explanation about middleware, sessions and cookies. " * 150)
+    await note(api, "https://chat.example/c/1", long_turn)
+    for i, word in enumerate(["csrf", "token", "missing"]):
+        await note(api, f"https://short.example/{i}", f"{word} here")  # one word each, short and dense
+    results = await search(api, "what about that csrf token missing from my basket?")
+    assert len(results) == 4  # control: the short notes do match (the any-term stage)
+    assert results[0]["source_url"] == "https://chat.example/c/1"
+
+
+async def test_any_term_stage_reaches_words_only_the_library_holds(api: Api) -> None:
+    await note(api, "https://a.example/1", "taking the train tomorrow")
+    await add_document(api, "https://sport.example/eintracht", "Eintracht",
+                       "Axel Hellmann übernimmt den Vorstandsvorsitz bei Eintracht Frankfurt. " * 5)
+    results = await search(api, "Who is taking over at Eintracht Frankfurt, Axel Hellmann?")
+    assert results[0]["source_url"] == "https://sport.example/eintracht"
+    assert {r["kind"] for r in results} == {"document", "note"}  # control: the note's word matches too

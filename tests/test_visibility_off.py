@@ -121,3 +121,26 @@ async def test_a_deleted_rule_falls_back_to_the_sensitive_default(api: Api) -> N
     await ok(api, "DELETE", "/api/site-mode", params={"host": host})
     body = await ok(api, "GET", "/api/search", params={"q": WORD})
     assert body["results"] == []
+
+
+async def test_another_process_reading_the_store_follows_the_rule(api: Api) -> None:
+    """A reader outside the server app (CLI, MCP) opens the store, is governed by the same rule,
+    and sees a rule edit made by the server after refresh()."""
+    from server.governance import visibility
+    from server.memory import search
+    from server.store.db import Store
+
+    await seed(api)
+    other = await Store.open(api.store.path)
+    try:
+        owner = await visibility.govern(other)
+        hosts = {r["source_host"] for r in (await search.search(other, WORD, 20))["results"]}
+        assert hosts == {OFF_HOST, f"www.{OFF_HOST}"}
+        await ok(api, "PUT", "/api/site-mode", json={"host": OFF_HOST, "mode": "off"})
+        await owner.refresh()
+        assert (await search.search(other, WORD, 20))["results"] == []
+        await ok(api, "PUT", "/api/site-mode", json={"host": OFF_HOST, "mode": "suggest"})
+        await owner.refresh()
+        assert len((await search.search(other, WORD, 20))["results"]) == 5  # 2 notes, 2 turns, 1 document
+    finally:
+        await other.close()

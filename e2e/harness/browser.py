@@ -68,6 +68,15 @@ PROFILE_PREFS = {
 }
 
 
+# The browser's full version (the user agent string says only "150.0.0.0").
+VERSION_JS = """async () => {
+  const d = navigator.userAgentData;
+  const all = d ? (await d.getHighEntropyValues(['fullVersionList'])).fullVersionList : [];
+  const b = all.find(x => /Chrom/.test(x.brand));
+  return b ? b.version : (navigator.userAgent.match(/Chrome\\/([\\d.]+)/) || [])[1] || null;
+}"""
+
+
 def chromium_path() -> str | None:
     env = os.environ.get("WHEREFROM_CHROMIUM")
     if env:
@@ -122,6 +131,7 @@ class Browser:
         self.ext_dir = Path(ext_dir)
         self.context: Any = None
         self.sw: Any = None
+        self.version: str | None = None  # Chromium's, from the service worker's user agent
         self.seen: list[dict[str, Any]] = []  # Playwright's view of requests, for attribution
         self.console: list[str] = []
         self.tracing = os.environ.get("WF_TRACE", "1") != "0"
@@ -150,6 +160,7 @@ class Browser:
         if self.tracing:
             await self.context.tracing.start(screenshots=True, snapshots=True)
         self.sw = await self._service_worker()
+        self.version = await self.sw.evaluate(VERSION_JS)
         self.sw.on("console", lambda m: self.console.append(f"sw {m.type}: {m.text}"))
         return self
 

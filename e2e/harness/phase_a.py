@@ -18,7 +18,6 @@ seen by the tap and answered by the server) run before every window, and a tail 
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 import traceback
@@ -44,6 +43,8 @@ SENSITIVE = [
     ),
     ("https://www.irs.gov/account/balance", "www.irs.gov"),
 ]
+QUIET_S = 0.3  # the tap has been quiet this long: the panel's traffic is over
+SETTLE_TIMEOUT_S = 5.0
 SECRET = "Available balance 48,213.07 checking account ending 4417"  # noqa: S105 - page text, not a credential
 
 
@@ -69,15 +70,22 @@ async def watch(
     a request from the main page itself (on the tab's own host). Controls are excluded from checks.
     Returns (main page, the window's records, the actions' typed/selected text).
     """
+    t0 = time.monotonic()
     await farm.browser.positive_controls(farm.server.url, other, panel=panel)
     if panel is not None:
         await panel.close()
-    await asyncio.sleep(
-        0.7
-    )  # let the panel's own traffic (health, policy) finish before the window
+    # the panel's own traffic (health, policy) ends before the window opens: nothing in flight
+    # through the tap and nothing new for QUIET_S (a positive signal, not a fixed pause)
+    if not await farm.tap.drain(farm.server.port, within=SETTLE_TIMEOUT_S, quiet=QUIET_S):
+        raise FarmError(
+            f"the browser's traffic did not settle within {SETTLE_TIMEOUT_S} s before the window: "
+            f"{[r.url for r in farm.tap.in_flight(farm.server.port)][:5]}"
+        )
+    t1 = time.monotonic()
     mark = farm.tap.mark()
     page = await open_main()
-    acts = await exercise(page, other, nonce=secrets.token_hex(4), streaming=streaming)
+    acts = await exercise(page, other, farm.sw, nonce=secrets.token_hex(4), streaming=streaming)
+    acts["steps"] = {"controls": round(t1 - t0, 2), **acts["steps"]}
     end = farm.tap.mark()
     for name, where, opts in (
         ("tail-worker", farm.sw, "{}"),
@@ -125,7 +133,7 @@ class Variant:
 async def memory_off(farm: Any, fixture: Any, v: Variant) -> None:
     await farm.configure(page_memory=False, disclosure=False)
     other = await farm.open(OTHER_URL)
-    page, records, _ = await watch(
+    page, records, acts = await watch(
         farm,
         other,
         lambda: farm.open(fixture.url, fixture),
@@ -135,6 +143,7 @@ async def memory_off(farm: Any, fixture: Any, v: Variant) -> None:
     found = violations(records, own_hosts=own, needles=None, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
+    v.row["steps"] = acts["steps"]
     await page.close()
     await other.close()
     assert not found, (
@@ -167,6 +176,7 @@ async def site_off(farm: Any, fixture: Any, v: Variant) -> None:
     found = violations(records, own_hosts=own, needles=needles, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
+    v.row["steps"] = acts["steps"]
     await page.close()
     await other.close()
     assert not found, (
@@ -205,6 +215,7 @@ async def sensitive(farm: Any, fixture: Any, v: Variant, index: int) -> None:
     found = violations(records, own_hosts=own, needles=needles, server_ports=[farm.server.port])
     injected = await farm.browser.capture_injected(page)
     v.row.update(requests=len(relevant(records, own)), violations=len(found), injected=injected)
+    v.row["steps"] = acts["steps"]
     assert not found, (
         f"{sens_host} is off by default, yet: {[x.reason for x in found]}\n{dump([x.record for x in found])}"
     )

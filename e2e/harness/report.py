@@ -3,18 +3,23 @@
 Each test appends one JSON line to e2e/report/parts/<worker>.jsonl; at the end of the session the
 controller (or the only process, without xdist) merges them into the matrix:
 
-  site -> {phase_a: {variant: row}, phase_b: {scenario: row}, real_pages: {name: row}, skeleton: row}
+  sites: site -> {phase_a: {variant: row}, phase_b: {scenario: row}, real_pages: {name: row},
+                  other: {name: row}}
+  summary (outcomes per phase), expected (the cells the selection should fill), build (commit,
+  Chromium), selection (SITE=, --shard and its plan), line (the summary line), wall_s
 
-A row holds the outcome (passed/failed/error/skipped), the time, and what the test measured
-(capture script injected, requests seen by the tap, turns expected and captured, selector misses,
-composer insert, note -> green). Failure artifacts (trace, screenshots, console) are listed per row.
+A row holds the outcome (passed/failed/error/skipped/xfailed; `not_run` for an expected cell no
+test filled), the time, and what the test measured (capture script injected, requests seen by the
+tap, turns expected and captured, misses, composer insert, note -> green). Failure artifacts
+(trace, screenshots, console) are listed per row. What a cell shows is decided in cells.py, the
+page is drawn by matrix_html.py, shards' matrices are merged by merge_health.py.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -56,124 +61,104 @@ def collect_rows() -> list[dict[str, Any]]:
 PHASE_A_VARIANTS = ("memory_off", "site_off", "sensitive")
 
 
-def expected_cells() -> list[tuple[str, str, str]]:
+def expected_cells(shard: str | None = None) -> list[tuple[str, str, str]]:
     """(site, phase, key) of every cell the selection should fill: Phase A's three checks per
-    site, Phase B per fixture scenario. A cell with no row is `not_run`, never a blank."""
+    site, Phase B per fixture scenario — of the sites `SITE=` and the shard keep. A cell with no
+    row is `not_run`, never a blank."""
     from e2e.harness.selection import site_filter
     from e2e.sites import SITES, catalog
 
     want = site_filter()
-    cells = [(s, "phase_a", v) for s in SITES if want in (None, s) for v in PHASE_A_VARIANTS]
-    cells += [(f.site, "phase_b", f.scenario) for f in catalog(want)]
+    keep = set(SITES)
+    if shard is not None:
+        from e2e.harness import shards
+
+        keep = set(shards.load().sites(shard))
+    cells = [
+        (s, "phase_a", v) for s in SITES if want in (None, s) and s in keep for v in PHASE_A_VARIANTS
+    ]
+    cells += [(f.site, "phase_b", f.scenario) for f in catalog(want) if f.site in keep]
     return cells
 
 
-def build_matrix(rows: list[dict[str, Any]], expected: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
+def cell_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    """Where a row sits in the matrix: (site, phase, key)."""
+    return (
+        str(row.get("site") or "-"),
+        str(row.get("phase") or "other"),
+        str(row.get("variant") or row.get("scenario") or row.get("test", "")),
+    )
+
+
+def build_matrix(
+    rows: list[dict[str, Any]], expected: list[tuple[str, str, str]] | None = None
+) -> dict[str, Any]:
     sites: dict[str, Any] = {}
-    have = {(r.get("site"), r.get("phase"), r.get("variant") or r.get("scenario")) for r in rows}
+    have = {cell_key(r) for r in rows}
     rows = rows + [
         {"site": s, "phase": p, ("variant" if p == "phase_a" else "scenario"): k, "outcome": "not_run"}
         for s, p, k in expected or []
         if (s, p, k) not in have
     ]
     for r in rows:
-        site = r.get("site") or "-"
-        entry = sites.setdefault(
-            site, {"phase_a": {}, "phase_b": {}, "real_pages": {}, "other": {}}
-        )
-        phase = r.get("phase", "other")
-        key = r.get("variant") or r.get("scenario") or r.get("test", "")
-        bucket = entry.get(phase, entry["other"]) if phase in entry else entry["other"]
-        bucket[key] = r
+        site, phase, key = cell_key(r)
+        entry = sites.setdefault(site, {"phase_a": {}, "phase_b": {}, "real_pages": {}, "other": {}})
+        entry.get(phase, entry["other"])[key] = r
     summary: dict[str, dict[str, int]] = {}
     for r in rows:
         s = summary.setdefault(r.get("phase", "other"), {})
         s[r.get("outcome", "?")] = s.get(r.get("outcome", "?"), 0) + 1
-    return {"generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "summary": summary, "sites": sites}
+    return {
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "summary": summary,
+        "sites": sites,
+        "expected": sorted(list(c) for c in expected or []),
+    }
 
 
-def write(wall_s: float | None = None) -> Path:
-    REPORT_DIR.mkdir(parents=True, exist_ok=True)
-    matrix = build_matrix(collect_rows(), expected_cells())
-    if wall_s is not None:
-        matrix["wall_s"] = round(wall_s, 1)
-    (REPORT_DIR / "health.json").write_text(
+def build_info(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What was tested: the commit (when run from a git checkout) and the Chromium version(s)
+    the rows report."""
+    commit = None
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],  # noqa: S607 - git from PATH, a fixed argv
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        commit = out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        pass
+    versions = sorted({str(r["chromium"]) for r in rows if r.get("chromium")})
+    return {"commit": commit, "chromium": ", ".join(versions) or None}
+
+
+def finish(matrix: dict[str, Any], out_dir: Path) -> Path:
+    """Add the summary line and write health.json and health.html into out_dir."""
+    from e2e.harness.cells import summary_line
+    from e2e.harness.matrix_html import render_html
+
+    matrix["line"] = summary_line(matrix)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "health.json").write_text(
         json.dumps(matrix, indent=1, ensure_ascii=False, default=str), "utf-8"
     )
-    (REPORT_DIR / "health.html").write_text(render_html(matrix), "utf-8")
-    return REPORT_DIR / "health.json"
+    (out_dir / "health.html").write_text(render_html(matrix, out_dir), "utf-8")
+    return out_dir / "health.json"
 
 
-def _cell(row: dict[str, Any] | None, fields: list[str]) -> str:
-    if not row:
-        return "<td class=none>—</td>"
-    outcome = row.get("outcome", "?")
-    bits = [f"<b>{html.escape(outcome)}</b>"]
-    for f in fields:
-        if f in row and row[f] not in (None, ""):
-            bits.append(f"{html.escape(f)}: {html.escape(str(row[f]))}")
-    if row.get("time_s") is not None:
-        bits.append(f"{row['time_s']}s")
-    if row.get("error"):
-        bits.append(
-            f"<span class=err title='{html.escape(str(row['error']))}'>{html.escape(str(row['error'])[:160])}</span>"
-        )
-    for a in row.get("artifacts", []) or []:
-        rel = os.path.relpath(a, REPORT_DIR)
-        bits.append(f"<a href='{html.escape(rel)}'>{html.escape(Path(a).name)}</a>")
-    return f"<td class={html.escape(outcome)}>" + "<br>".join(bits) + "</td>"
+def write(wall_s: float | None = None, shard: str | None = None) -> Path:
+    rows = collect_rows()
+    matrix = build_matrix(rows, expected_cells(shard))
+    matrix["build"] = build_info(rows)
+    matrix["selection"] = {"shard": shard, "site": os.environ.get("SITE") or None}
+    if shard is not None:
+        from e2e.harness import shards
 
-
-A_FIELDS = ["requests", "violations", "injected", "ledger"]
-B_FIELDS = [
-    "injected",
-    "probe_requests",
-    "capture_requests",
-    "turns_expected",
-    "turns_captured",
-    "match",
-    "selector_misses",
-    "composer_insert",
-    "note_green",
-    "note_in_panel",
-    "ledger",
-]
-R_FIELDS = ["supported", "injected", "turns_expected", "turns_captured", "matched_turns", "match"]
-
-
-def render_html(m: dict[str, Any]) -> str:
-    variants = ["memory_off", "site_off", "sensitive", "run"]  # run: the whole test, with artifacts
-    out = [
-        "<!doctype html><meta charset=utf-8><title>Wherefrom farm — site health</title><style>",
-        "body{font:13px system-ui,sans-serif;margin:1em}table{border-collapse:collapse}",
-        "td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;max-width:340px}",
-        ".passed{background:#e6f6e6}.failed,.error{background:#fbe3e3}.skipped{background:#f3f3f3}",
-        ".none{color:#aaa}.err{color:#900}</style>",
-        "<h1>Site health matrix</h1>",
-        f"<p>generated {html.escape(m.get('generated', ''))}"
-        + (f", wall {m['wall_s']} s" if m.get("wall_s") is not None else "")
-        + f" — {html.escape(json.dumps(m.get('summary', {})))}</p>",
-        "<table><tr><th>site</th>"
-        + "".join(f"<th>Phase A: {v}</th>" for v in variants)
-        + "<th>Phase B (per scenario)</th><th>real pages / other</th></tr>",
-    ]
-    for site, e in sorted(m.get("sites", {}).items()):
-        row = [f"<tr><th>{html.escape(site)}</th>"]
-        row += [_cell(e["phase_a"].get(v), A_FIELDS) for v in variants]
-        cells = []
-        for scen, r in sorted(e["phase_b"].items()):
-            inner = _cell(r, B_FIELDS)
-            cells.append(f"<table><tr><th>{html.escape(scen)}</th>{inner}</tr></table>")
-        row.append("<td>" + ("".join(cells) or "—") + "</td>")
-        rp = [
-            f"<table><tr><th>{html.escape(k)}</th>{_cell(r, R_FIELDS)}</tr></table>"
-            for k, r in sorted(e["real_pages"].items())
-        ]
-        rp += [
-            f"<table><tr><th>{html.escape(k)}</th>{_cell(r, [])}</tr></table>"
-            for k, r in sorted(e["other"].items())
-        ]
-        row.append("<td>" + ("".join(rp) or "—") + "</td></tr>")
-        out.append("".join(row))
-    out.append("</table>")
-    return "\n".join(out)
+        matrix["selection"]["plan"] = shards.load().as_json()
+    if wall_s is not None:
+        matrix["wall_s"] = round(wall_s, 1)
+    return finish(matrix, REPORT_DIR)

@@ -2,14 +2,18 @@
 // Each is checked locally first (page memory on, the site `collect`), then sent with an
 // Idempotency-Key; when the server is down the write waits in the outbox.
 
-import { currentPolicy, pageMode, siteMatchesHost } from './governance.js';
+import { currentPolicy, siteMatchesUrl } from './governance.js';
+import { decide, mayWrite } from './gate.js';
 import { enqueue } from './outbox.js';
 import { api, explain } from './server.js';
-import { pageMemoryOn, setSession, removeSession, getLocal, setLocal } from './store.js';
+import { setSession, removeSession, getLocal, setLocal } from './store.js';
 import { invalidatePage } from './tabs.js';
 import { capChars, capMarkdown } from '../shared/text.js';
 import { dropTracking } from '../shared/urls.js';
 import { mapMarkdownLinks } from '../shared/mdlinks.js';
+import '../shared/protocol.js';
+
+const P = /** @type {any} */ (globalThis).WherefromProtocol;
 
 /**
  * The server's caps, from the policy snapshot it serves (server/limits.py owns them): what we send
@@ -35,14 +39,12 @@ export const cut = (text, limit) => (typeof limit === 'number' ? capChars(text, 
  * @returns {Promise<{ok: true, url: string, host: string} | {ok: false, message: string, kind: string}>}
  */
 export async function gate(rawUrl) {
-  if (!(await pageMemoryOn())) return { ok: false, kind: 'memory-off', message: 'Page memory is off — nothing is saved. Turn it on in Settings.' };
-  const pm = await pageMode(rawUrl);
-  if (!pm) return { ok: false, kind: 'unsupported', message: 'This page cannot be remembered (only http and https pages can).' };
-  if (pm.mode === 'unknown') return { ok: false, kind: 'unpaired', message: 'Not connected — pair with the server in Settings first.' };
-  if (pm.mode !== 'collect') {
-    return { ok: false, kind: 'refused', message: `Not saved: ${pm.host} is "${pm.mode}" (${pm.reason}), so nothing is written from it.` };
-  }
-  return { ok: true, url: pm.url, host: pm.host };
+  const d = await decide(rawUrl);
+  if (mayWrite(d)) return { ok: true, url: d.url, host: d.host };
+  if (d.reason === 'memory-off') return { ok: false, kind: 'memory-off', message: 'Page memory is off — nothing is saved. Turn it on in Settings.' };
+  if (d.reason === 'unsupported') return { ok: false, kind: 'unsupported', message: 'This page cannot be remembered (only http and https pages can).' };
+  if (d.reason === 'no-policy') return { ok: false, kind: 'unpaired', message: 'Not connected — pair with the server in Settings first.' };
+  return { ok: false, kind: 'refused', message: `Not saved: ${d.host} is "${d.level}" (${d.reason}), so nothing is written from it.` };
 }
 
 /**
@@ -118,7 +120,7 @@ export async function addPage(tab) {
 export async function forwardCapture(tab, payload) {
   const g = await gate(tab.url);
   if (!g.ok) return { ok: false, kind: g.kind, message: 'capture not forwarded' }; // silently dropped, nothing sent
-  if (!(await siteMatchesHost(payload.site, g.host))) return { ok: false, kind: 'bad', message: 'site does not match the tab' };
+  if (!(await siteMatchesUrl(payload.site, String(tab.url)))) return { ok: false, kind: 'bad', message: 'site does not match the tab' };
   const lim = await serverLimits();
   const kept = payload.turns.filter((t) => t.text.trim() !== '');
   // a thread longer than one capture may carry: its newest turns (the server lines them up)
@@ -146,9 +148,11 @@ export async function forwardCapture(tab, payload) {
  * @param {{site: string, detail?: unknown}} payload
  */
 export async function recordSelectorMiss(tab, payload) {
-  const pm = await pageMode(tab.url);
+  const d = await decide(tab.url);
   const { selectorMisses } = await getLocal(['selectorMisses']);
-  const miss = { at: Date.now(), site: payload.site, url: pm ? pm.url : '', host: pm ? pm.host : '', detail: payload.detail ?? null };
+  // the detail is bounded by the protocol (shared/protocol.js); cut again here, the one writer
+  const detail = typeof payload.detail === 'string' ? capChars(payload.detail, P.LIMITS.detail, { ellipsis: true }) : null;
+  const miss = { at: Date.now(), site: payload.site, url: d.url, host: d.host, detail };
   console.warn('wherefrom: selector miss', miss);
   await setLocal({ selectorMisses: [...selectorMisses, miss].slice(-50) });
   return { ok: true, message: 'noted' };

@@ -1,16 +1,17 @@
 // Governance first: the mode of a tab is resolved here, locally, from the cached policy snapshot,
 // before anything about the tab is sent anywhere. Fetching the snapshot itself carries no page.
 
+import '../shared/sites.js';
 import { resolve } from '../shared/resolver.js';
-import { hostOf, tryNormaliseUrl } from '../shared/urls.js';
 import { api } from './server.js';
 import { getLocal, setLocal, pageMemoryOn } from './store.js';
 
 /**
  * @typedef {import('../shared/resolver.js').PolicySnapshot} PolicySnapshot
  * @typedef {{id: string, name?: string, hosts?: string[], matches: string[]}} SiteEntry
- * @typedef {{url: string, host: string, mode: string, reason: string}} PageMode
  */
+
+const Sites = /** @type {any} */ (globalThis).WherefromSites;
 
 /** @type {Promise<unknown>} */
 let policyChain = Promise.resolve();
@@ -45,22 +46,6 @@ export async function currentPolicy() {
   const { policy } = await getLocal(['policy']);
   if (policy) return policy;
   return (await refreshPolicy()).snapshot;
-}
-
-/**
- * The mode of a page, decided locally. null when the URL is not a web page we could ever store.
- * With no snapshot at all (never paired) the mode is `unknown`: nothing is sent for the tab.
- * @param {string | undefined} rawUrl
- * @returns {Promise<PageMode | null>}
- */
-export async function pageMode(rawUrl) {
-  const url = rawUrl ? tryNormaliseUrl(rawUrl) : null;
-  if (!url) return null;
-  const host = hostOf(url);
-  const policy = await currentPolicy();
-  if (!policy) return { url, host, mode: 'unknown', reason: 'no-policy' };
-  const r = resolve(host, policy);
-  return { url, host: r.host, mode: r.mode, reason: r.reason };
 }
 
 // ---------------------------------------------------------------- capture content scripts
@@ -166,23 +151,21 @@ async function syncOnce() {
 }
 
 /**
- * The registry's chat site for a host, or null. @param {string} host
+ * The registry's chat site for a page, or null: the one matcher content scripts use too
+ * (shared/sites.js, by match pattern: host and path).
+ * @param {string} url
  * @returns {Promise<SiteEntry | null>}
  */
-export async function chatSiteFor(host) {
-  for (const site of await loadRegistry()) {
-    const hosts = site.hosts && site.hosts.length ? site.hosts : site.matches.map(patternHost);
-    if (hosts.some((h) => host === h || host.endsWith('.' + h))) return site;
-  }
-  return null;
+export async function chatSiteFor(url) {
+  return Sites.siteFor(url, await loadRegistry());
 }
 
 /**
- * Is this site id the registry's entry for this host? (a content script cannot claim another site)
+ * Is this site id the registry's entry for this page? (a content script cannot claim another site)
  * @param {string} siteId
- * @param {string} host
+ * @param {string} url
  */
-export async function siteMatchesHost(siteId, host) {
-  const site = await chatSiteFor(host);
+export async function siteMatchesUrl(siteId, url) {
+  const site = await chatSiteFor(url);
   return site !== null && site.id === siteId;
 }

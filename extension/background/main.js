@@ -6,6 +6,7 @@ import * as actions from './actions.js';
 import { refreshPolicy, syncContentScripts } from './governance.js';
 import { ALARM, flush } from './outbox.js';
 import { dispatch } from './messages.js';
+import { flushDeletes } from './library.js';
 import { pageMemoryOn } from './store.js';
 import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
 
@@ -45,6 +46,7 @@ chrome.runtime.onStartup.addListener(() =>
     if (changed) await refreshActiveTabs();
     await tryOutbox();
     await refreshActiveTabs();
+    await flushDeletes(); // library deletes whose undo window ran out while the browser was closed
   }),
 );
 
@@ -87,9 +89,11 @@ chrome.contextMenus.onClicked.addListener((info, tab) =>
 );
 
 chrome.commands.onCommand.addListener((command, tab) => {
-  if (command === 'open-side-panel') {
+  if (command === 'open-side-panel' || command === 'open-search') {
     // must run synchronously inside the user gesture, before any await
     if (tab && tab.windowId !== undefined) chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => undefined);
+    // the panel (opening now, or already open) shows the view asked for (sidepanel/panel.js)
+    if (command === 'open-search') chrome.storage.session.set({ panelView: { view: 'search', at: Date.now() } }).catch(() => undefined);
     return;
   }
   if (command === 'save-page') {

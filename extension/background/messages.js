@@ -7,8 +7,10 @@
 
 import '../shared/protocol.js';
 import * as actions from './actions.js';
-import { refreshPolicy, pageMode, syncContentScripts, chatSiteFor } from './governance.js';
+import { refreshPolicy, currentPolicy, syncContentScripts, chatSiteFor } from './governance.js';
+import { decide, decideWith, mayRead } from './gate.js';
 import { flush, pending } from './outbox.js';
+import { flushDeletes, pendingIds, scheduleDelete, undoDelete } from './library.js';
 import { api, explain, baseUrl } from './server.js';
 import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
 import { refreshActiveTabs, invalidatePage } from './tabs.js';
@@ -92,16 +94,19 @@ async function afterPolicyChange() {
 /** Everything the panel shows about one tab, decided locally. @param {chrome.tabs.Tab | null} tab */
 async function tabInfo(tab) {
   if (!tab) return null;
-  const pm = await pageMode(tab.url);
+  // the site's own level, described to the person (the page-memory switch is shown apart)
+  const d = decideWith(tab.url, { memoryOn: true, policy: await currentPolicy() });
+  const supported = d.reason !== 'unsupported';
+  const known = supported && d.reason !== 'no-policy';
   return {
     id: tab.id,
     title: tab.title || '',
-    url: pm ? pm.url : '',
-    host: pm ? pm.host : '',
-    supported: Boolean(pm),
-    mode: pm ? pm.mode : null,
-    reason: pm ? pm.reason : null,
-    chat: pm && pm.mode !== 'off' ? Boolean(await chatSiteFor(pm.host)) : false,
+    url: d.url,
+    host: d.host,
+    supported,
+    mode: known ? d.level : null,
+    reason: supported ? d.reason : null,
+    chat: mayRead(d) ? Boolean(await chatSiteFor(String(tab.url))) : false,
     notice: tab.id !== undefined ? (await getSession(`notice:${tab.id}`)) || null : null,
   };
 }
@@ -130,11 +135,12 @@ async function onPanel(type, p) {
     }
     case P.PANEL_GET_PAGE: {
       const tab = await targetTab(p.tabId);
-      if (!(await pageMemoryOn())) return { ok: true, status: 'memory-off' };
+      const d = await decide(tab ? tab.url : undefined);
+      if (d.reason === 'memory-off') return { ok: true, status: 'memory-off' };
       const info = await tabInfo(tab);
-      if (!tab || !info || !info.supported) return { ok: true, status: 'unsupported' };
-      if (info.mode === 'off') return { ok: true, status: 'off', tab: info };
-      if (info.mode === 'unknown') return { ok: true, status: 'not-connected', tab: info };
+      if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
+      if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
+      if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
       const res = await api.pageMatch(info.url, actions.cut(info.title, (await actions.serverLimits()).title_chars));
       if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res), tab: info };
       return { ok: true, status: 'ok', tab: info, match: res.data };
@@ -233,8 +239,7 @@ async function onPanel(type, p) {
       const tab = await targetTab(p.tabId);
       if (!tab || tab.id === undefined) return { ok: false, message: 'No tab.' };
       // memory text goes into a page only where the page may be looked at at all
-      const pm = await pageMode(tab.url);
-      if (!(await pageMemoryOn()) || !pm || pm.mode === 'off' || pm.mode === 'unknown') {
+      if (!mayRead(await decide(tab.url))) {
         return { ok: false, message: 'Wherefrom does not touch this page (page memory off or site off).' };
       }
       try {
@@ -247,6 +252,44 @@ async function onPanel(type, p) {
     case P.PANEL_CLEAR_NOTICE:
       if (typeof p.tabId === 'number') await actions.clearNotice(p.tabId);
       return { ok: true };
+    case P.PANEL_SEARCH: {
+      const res = await api.search(p.q, p.limit || 30);
+      return res.ok ? { ok: true, results: res.data.results || [] } : { ok: false, kind: res.kind, message: explain(res) };
+    }
+    case P.PANEL_GET_CONVERSATION: {
+      let url = p.url;
+      if (url === undefined) {
+        // the tab's own conversation: its URL goes to the server only where the tab may be read
+        const tab = await targetTab(p.tabId);
+        const d = await decide(tab ? tab.url : undefined);
+        const info = await tabInfo(tab);
+        if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
+        if (d.reason === 'memory-off') return { ok: true, status: 'memory-off', tab: info };
+        if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
+        if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
+        url = d.url;
+      } else if (!/^https?:\/\//i.test(url)) {
+        return { ok: false, status: 'error', message: 'Only http and https pages have conversations.' };
+      }
+      const res = await api.conversation(url);
+      if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res) };
+      return { ok: true, status: 'ok', conversation: res.data };
+    }
+    case P.PANEL_LIST_LIBRARY: {
+      await flushDeletes();
+      const res = await api.library(200);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      const hidden = await pendingIds();
+      return { ok: true, documents: (res.data.documents || []).filter((/** @type {any} */ d) => !hidden.has(d.id)) };
+    }
+    case P.PANEL_GET_DOCUMENT: {
+      const res = await api.document(p.id);
+      return res.ok ? { ok: true, document: res.data.document } : { ok: false, kind: res.kind, message: explain(res) };
+    }
+    case P.PANEL_DELETE_DOCUMENT:
+      return scheduleDelete(p.id);
+    case P.PANEL_UNDO_DELETE_DOCUMENT:
+      return { ok: await undoDelete(p.id) };
     default:
       return { ok: false, error: 'unknown type' };
   }

@@ -95,7 +95,7 @@ export function flush(allowed, onDelivered) {
     await setLocal({ outbox: remaining });
     if (dropped.length) {
       const got = await chrome.storage.local.get('outboxDropped');
-      const list = [...(got.outboxDropped || []), ...dropped].slice(-50);
+      const list = [.../** @type {unknown[]} */ (got.outboxDropped || []), ...dropped].slice(-50);
       await chrome.storage.local.set({ outboxDropped: list });
     }
     await scheduleAlarm(remaining.length);

@@ -115,6 +115,16 @@ export const api = {
   forgetApply: (host, confirm) => request('POST', '/api/forget', { body: { host, confirm } }),
   /** @param {string} batch */
   forgetUndo: (batch) => request('POST', '/api/forget/undo', { body: { batch } }),
+  /** @param {string} q @param {number} limit */
+  search: (q, limit) => request('GET', '/api/search', { query: { q, limit } }),
+  /** @param {string} url a stored conversation's page */
+  conversation: (url) => request('GET', '/api/conversations', { query: { url } }),
+  /** @param {number} limit */
+  library: (limit) => request('GET', '/api/library', { query: { limit } }),
+  /** @param {number} id */
+  document: (id) => request('GET', `/api/library/${Math.trunc(id)}`),
+  /** @param {number} id */
+  deleteDocument: (id) => request('DELETE', `/api/library/${Math.trunc(id)}`),
   /** @param {number} limit */
   activity: (limit) => request('GET', '/api/activity', { query: { limit } }),
   /**

@@ -52,6 +52,7 @@ export async function pageMemoryOn() {
 
 /** @param {string} key */
 export async function getSession(key) {
+  /** @type {Record<string, any>} */
   const got = await chrome.storage.session.get(key);
   return got[key];
 }

@@ -2,11 +2,11 @@
 // memory on, is ever probed. The probe answer is cached per normalised URL for 30 s in
 // chrome.storage.session and dropped when we write something about that page.
 
-import { pageMode } from './governance.js';
+import { decide, mayRead } from './gate.js';
 import { setTabIcon } from './icon.js';
 import { api } from './server.js';
 import { tryNormaliseUrl } from '../shared/urls.js';
-import { getSession, setSession, removeSession, pageMemoryOn } from './store.js';
+import { getSession, setSession, removeSession } from './store.js';
 
 export const PROBE_TTL_MS = 30_000;
 
@@ -50,24 +50,15 @@ export async function refreshTab(tabId, known) {
       return;
     }
   }
-  if (!(await pageMemoryOn())) {
-    await setTabIcon(tabId, 'neutral', 'Wherefrom — page memory is off');
+  const d = await decide(tab.url);
+  if (!mayRead(d)) {
+    if (d.reason === 'memory-off') await setTabIcon(tabId, 'neutral', 'Wherefrom — page memory is off');
+    else if (d.reason === 'unsupported') await setTabIcon(tabId, 'neutral', 'Wherefrom — this page cannot be remembered');
+    else if (d.reason === 'no-policy') await setTabIcon(tabId, 'neutral', 'Wherefrom — not connected');
+    else await setTabIcon(tabId, 'off', `Wherefrom — off for ${d.host} (${d.reason})`);
     return;
   }
-  const pm = await pageMode(tab.url);
-  if (!pm) {
-    await setTabIcon(tabId, 'neutral', 'Wherefrom — this page cannot be remembered');
-    return;
-  }
-  if (pm.mode === 'off') {
-    await setTabIcon(tabId, 'off', `Wherefrom — off for ${pm.host} (${pm.reason})`);
-    return;
-  }
-  if (pm.mode === 'unknown') {
-    await setTabIcon(tabId, 'neutral', 'Wherefrom — not connected');
-    return;
-  }
-  const answer = await probe(pm.url);
+  const answer = await probe(d.url);
   if (answer.unreachable) {
     // "server down" is not "nothing stored": say which
     const why = answer.kind === 'down' ? 'server not running' : answer.kind === 'unpaired' ? 'not paired' : 'server did not answer';
@@ -76,7 +67,7 @@ export async function refreshTab(tabId, known) {
     const n = (answer.exact || 0) + (answer.documents || 0);
     await setTabIcon(tabId, 'green', `Wherefrom — ${n} item${n === 1 ? '' : 's'} from this page`);
   } else {
-    await setTabIcon(tabId, 'neutral', `Wherefrom — ${pm.mode} on ${pm.host}`);
+    await setTabIcon(tabId, 'neutral', `Wherefrom — ${d.level} on ${d.host}`);
   }
 }
 

@@ -15,35 +15,14 @@
   if (!ns || Object.isFrozen(ns)) return;
 
   // ---------------------------------------------------------------- URL matching
+  // One matcher for content and background: shared/sites.js (loaded before this file).
 
-  function escapeRegex(s) {
-    return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-
-  /** A Chrome match pattern ("https://*.example.com/chat*") as a RegExp over href. */
-  function matchPatternRegex(pattern) {
-    var m = /^(\*|https?):\/\/([^/]+)(\/.*)$/.exec(pattern);
-    if (!m) return null;
-    var scheme = m[1] === '*' ? 'https?' : m[1];
-    var host = m[2] === '*' ? '[^/]+'
-      : m[2].indexOf('*.') === 0 ? '(?:[^/]+\\.)?' + escapeRegex(m[2].slice(2))
-        : escapeRegex(m[2]);
-    var path = m[3].split('*').map(escapeRegex).join('.*');
-    return new RegExp('^' + scheme + '://' + host + '(?::\\d+)?' + path + '$');
-  }
+  var S = globalThis.WherefromSites;
+  var matchPatternRegex = S.matchPatternRegex;
 
   /** The registry entry whose match patterns cover href, or null (then nothing runs). */
   function siteFor(href, registry) {
-    var sites = (registry || ns.registry || { sites: [] }).sites;
-    var url = String(href).split('#')[0];
-    for (var i = 0; i < sites.length; i++) {
-      var pats = sites[i].matches;
-      for (var j = 0; j < pats.length; j++) {
-        var re = matchPatternRegex(pats[j]);
-        if (re && re.test(url)) return sites[i];
-      }
-    }
-    return null;
+    return S.siteFor(href, registry || ns.registry || { sites: [] });
   }
 
   // ---------------------------------------------------------------- DOM queries

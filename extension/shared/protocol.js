@@ -42,6 +42,12 @@
     PANEL_RETRY_OUTBOX: 'panel:retry-outbox',
     PANEL_INSERT_TEXT: 'panel:insert-text',
     PANEL_CLEAR_NOTICE: 'panel:clear-notice',
+    PANEL_SEARCH: 'panel:search',
+    PANEL_GET_CONVERSATION: 'panel:get-conversation',
+    PANEL_LIST_LIBRARY: 'panel:list-library',
+    PANEL_GET_DOCUMENT: 'panel:get-document',
+    PANEL_DELETE_DOCUMENT: 'panel:delete-document',
+    PANEL_UNDO_DELETE_DOCUMENT: 'panel:undo-delete-document',
   };
 
   var MODES = ['off', 'suggest', 'collect'];
@@ -49,16 +55,21 @@
   // (server/limits.py, served in the policy snapshot), and the worker cuts to that.
   var MAX_TEXT = 200000;
   var MAX_MARKDOWN = 400000;  // a turn's Markdown (code, tables) is longer than its text
+  // Every field of a content-script message is bounded (a web page controls what its content
+  // script sees): strings by length, lists by count, and a capture's text in total.
+  var MAX_DETAIL = 500;
+  var MAX_TURNS = 5000;
+  var MAX_CONTENT_CHARS = 16 * 1024 * 1024;
 
   /** Payload schemas: field -> [type, min, max] (type ending in `?` = optional). */
   var TAB = ['integer?', 0, 2147483647];
   var SCHEMAS = {};
   SCHEMAS[T.CAPTURE_TURNS] = {
     site: ['string', 1, 64],
-    turns: ['turns', 0, 5000],
+    turns: ['turns', 0, MAX_TURNS],
     settled: ['boolean?'],
   };
-  SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['any?'] };
+  SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['string?', 0, MAX_DETAIL] };
   SCHEMAS[T.INSERT_TEXT] = { text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_GET_STATE] = { tabId: TAB };
   SCHEMAS[T.PANEL_OPENED] = {};
@@ -79,6 +90,14 @@
   SCHEMAS[T.PANEL_RETRY_OUTBOX] = {};
   SCHEMAS[T.PANEL_INSERT_TEXT] = { tabId: TAB, text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_CLEAR_NOTICE] = { tabId: TAB };
+  // url: a conversation opened from search (a stored source_url); without it, the tab's own
+  var DOC_ID = ['integer', 1, 9007199254740991];
+  SCHEMAS[T.PANEL_SEARCH] = { q: ['string', 1, 4000], limit: ['integer?', 1, 100] };
+  SCHEMAS[T.PANEL_GET_CONVERSATION] = { tabId: TAB, url: ['string?', 1, 4096] };
+  SCHEMAS[T.PANEL_LIST_LIBRARY] = {};
+  SCHEMAS[T.PANEL_GET_DOCUMENT] = { id: DOC_ID };
+  SCHEMAS[T.PANEL_DELETE_DOCUMENT] = { id: DOC_ID };
+  SCHEMAS[T.PANEL_UNDO_DELETE_DOCUMENT] = { id: DOC_ID };
 
   /** @param {string} type @returns {SenderKind | null} the only sender kind allowed to send it */
   function directionOf(type) {
@@ -89,6 +108,7 @@
     return null;
   }
 
+  /** @param {unknown} v @returns {v is Record<string, any>} */
   function isPlainObject(v) {
     return v !== null && typeof v === 'object' && !Array.isArray(v) &&
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
@@ -102,8 +122,6 @@
     var min = spec[1] === undefined ? 0 : spec[1];
     var max = spec[2] === undefined ? Infinity : spec[2];
     switch (type) {
-      case 'any':
-        return null;
       case 'string':
         if (typeof value !== 'string') return name + ' must be a string';
         if (value.length < min || value.length > max) return name + ' has a bad length';
@@ -139,6 +157,23 @@
     }
   }
 
+  /** Characters in all the strings of an (already validated, so shallow) payload. */
+  function textChars(payload) {
+    var n = 0;
+    for (var k in payload) {
+      var v = payload[k];
+      if (typeof v === 'string') n += v.length;
+      else if (Array.isArray(v)) {
+        for (var i = 0; i < v.length; i++) {
+          var t = v[i];
+          n += (typeof t.text === 'string' ? t.text.length : 0) + (typeof t.native_id === 'string' ? t.native_id.length : 0) +
+            (typeof t.markdown === 'string' ? t.markdown.length : 0);
+        }
+      }
+    }
+    return n;
+  }
+
   /**
    * Check a message against the protocol for the kind of sender it came from.
    * @param {unknown} message
@@ -163,10 +198,16 @@
       var err = checkField(f, payload[f], schema[f]);
       if (err) return { ok: false, error: err };
     }
+    if (senderKind === 'content' && textChars(payload) > MAX_CONTENT_CHARS) {
+      return { ok: false, error: 'message too large' };
+    }
     return { ok: true, type: type, payload: payload };
   }
 
-  var api = { validate: validate, directionOf: directionOf, MODES: MODES.slice() };
+  var api = {
+    validate: validate, directionOf: directionOf, MODES: MODES.slice(),
+    LIMITS: Object.freeze({ text: MAX_TEXT, markdown: MAX_MARKDOWN, detail: MAX_DETAIL, turns: MAX_TURNS, contentChars: MAX_CONTENT_CHARS }),
+  };
   for (var name in T) api[name] = T[name];
   api.TYPES = Object.freeze(Object.assign({}, T));
   globalThis.WherefromProtocol = Object.freeze(api);

@@ -17,7 +17,7 @@ export { cleanHost }; // the host rule lives with the URL rule (one decider), as
  * @typedef {{domains?: Record<string, string>, suffixes?: Record<string, string>,
  *   labels?: Record<string, string>, exact?: Record<string, string>}} Sensitive
  * @typedef {{version?: string, global_default?: Mode, rules?: {host: string, mode: Mode}[],
- *   sensitive?: Sensitive}} PolicySnapshot
+ *   sensitive?: Sensitive, limits?: Record<string, number>}} PolicySnapshot
  * @typedef {{host: string, mode: Mode, reason: string}} Resolution
  */
 

@@ -104,6 +104,20 @@ const V6_PRIVATE = [
 ];
 
 /**
+ * The IPv4 address (as a number) an IPv6 address carries: mapped ::ffff:a.b.c.d, compatible
+ * ::a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::; null otherwise.
+ * @param {bigint} v6
+ * @returns {number | null}
+ */
+export function embeddedIPv4(v6) {
+  if (v6 >> 32n === 0xffffn) return Number(v6 & 0xffffffffn);
+  if (v6 >> 112n === 0x2002n) return Number((v6 >> 80n) & 0xffffffffn);
+  if (v6 >> 32n === 0x64ff9bn << 64n) return Number(v6 & 0xffffffffn);
+  if (v6 >> 32n === 0n && v6 > 0xffffn) return Number(v6);
+  return null;
+}
+
+/**
  * Python's `ip.is_private or ip.is_loopback or ip.is_link_local` (3.11 tables).
  * @param {string} s an address without brackets
  * @returns {boolean | null} null when s is not an address
@@ -119,10 +133,10 @@ export function isLocalAddress(s) {
   }
   const v6 = s.includes(':') ? parseIPv6(s) : null;
   if (v6 === null) return null;
-  if (v6 >> 32n === 0xffffn) {
-    // IPv4-mapped (::ffff:a.b.c.d): judged as the IPv4 address it carries, like the server
-    const v4m = Number(v6 & 0xffffffffn);
-    return isLocalAddress([24, 16, 8, 0].map((b) => (v4m >>> b) & 255).join('.'));
+  const carried = embeddedIPv4(v6);
+  if (carried !== null) {
+    // judged as the IPv4 address it carries, like the server (resolver.py embedded_ipv4)
+    return isLocalAddress([24, 16, 8, 0].map((b) => (carried >>> b) & 255).join('.'));
   }
   return V6_PRIVATE.some(([net, len]) => {
     const base = /** @type {bigint} */ (parseIPv6(/** @type {string} */ (net)));
@@ -192,13 +206,82 @@ function parse(raw) {
   }
 }
 
+// A code point the WHATWG host parser never leaves in a domain (Chrome leaves some: a space
+// in a host comes out as `%20`); a host that still holds one cannot be cleaned.
+const FORBIDDEN_IN_DOMAIN = /[\x00-\x20#%/:<>?@[\\\]^|\x7f]/;
+
 /**
- * A parsed hostname in our form (server/urls.py _finish): trailing dots dropped; '' if invalid.
+ * RFC 3492 Punycode decoding of one label's part after `xn--`; null when it is not valid.
+ * @param {string} input
+ * @returns {string | null}
+ */
+export function punycodeDecode(input) {
+  const base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700, maxInt = 0x7fffffff;
+  /** @type {number[]} */
+  const output = [];
+  const basic = Math.max(input.lastIndexOf('-'), 0);
+  for (let j = 0; j < basic; j++) {
+    const c = input.charCodeAt(j);
+    if (c >= 0x80) return null;
+    output.push(c);
+  }
+  let n = 128, bias = 72, i = 0;
+  for (let idx = basic > 0 ? basic + 1 : 0; idx < input.length;) {
+    const oldi = i;
+    let w = 1;
+    for (let k = base; ; k += base) {
+      if (idx >= input.length) return null;
+      const c = input.charCodeAt(idx++);
+      const digit = c >= 48 && c <= 57 ? c - 22 : c >= 65 && c <= 90 ? c - 65 : c >= 97 && c <= 122 ? c - 97 : base;
+      if (digit >= base || digit * w > maxInt - i) return null;
+      i += digit * w;
+      const t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias;
+      if (digit < t) break;
+      if (w > Math.floor(maxInt / (base - t))) return null;
+      w *= base - t;
+    }
+    const len = output.length + 1;
+    let delta = oldi === 0 ? Math.floor((i - oldi) / damp) : Math.floor((i - oldi) / 2);
+    delta += Math.floor(delta / len);
+    let k = 0;
+    while (delta > ((base - tMin) * tMax) >> 1) {
+      delta = Math.floor(delta / (base - tMin));
+      k += base;
+    }
+    bias = k + Math.floor(((base - tMin + 1) * delta) / (delta + skew));
+    n += Math.floor(i / len);
+    i %= len;
+    if (n > 0x10ffff) return null;
+    output.splice(i++, 0, n);
+  }
+  return String.fromCodePoint(...output);
+}
+
+/**
+ * Every `xn--` label decodes to a name that encodes back to itself (WHATWG's ToASCII checks
+ * this; Chrome does not), as server/urls.py _punycode_ok.
+ * @param {string} host
+ */
+function punycodeOk(host) {
+  for (const label of host.split('.')) {
+    if (!label.startsWith('xn--')) continue;
+    const uni = punycodeDecode(label.slice(4));
+    if (!uni || isAscii(uni)) return false;
+    const again = parse(`http://${uni}/`);
+    if (!again || again.hostname !== label) return false;
+  }
+  return true;
+}
+
+/**
+ * A parsed hostname in our form (server/urls.py _finish): trailing dots dropped, punycode
+ * verified; '' if it cannot be cleaned.
  * @param {string} hostname
  */
 function finish(hostname) {
   const h = hostname.startsWith('[') ? hostname : hostname.replace(/\.+$/, '');
   if (!h || !isAscii(h)) return '';
+  if (!h.startsWith('[') && (FORBIDDEN_IN_DOMAIN.test(h) || !punycodeOk(h))) return '';
   return h;
 }
 

@@ -7,19 +7,30 @@ import { P, hooks, loadState, params, send, showConnection, tabId, ui } from './
 import { initMemory, renderMemory } from './views/memory.js';
 import { renderActivity } from './views/activity.js';
 import { initSettings, renderSettings } from './views/settings.js';
+import { initSearch, renderSearch } from './views/search.js';
+import { initConversation, renderConversation } from './views/conversation.js';
+import { renderLibrary } from './views/library.js';
 
 /** @type {Record<string, () => Promise<void>>} */
 const VIEWS = {
   memory: renderMemory,
+  search: renderSearch,
+  conversation: renderConversation,
+  library: renderLibrary,
   activity: renderActivity,
   settings: renderSettings,
 };
+
+/** Views with a tab of their own (the conversation view is reached from Memory and Search). */
+const TAB_VIEWS = { memory: 1, search: 1, library: 1, activity: 1, settings: 1 };
 
 /** @param {string} name */
 function showView(name) {
   ui.view = name in VIEWS ? name : 'memory';
   for (const b of document.querySelectorAll('nav.tabs button')) {
-    b.setAttribute('aria-selected', String(/** @type {HTMLElement} */ (b).dataset.view === ui.view));
+    const on = /** @type {HTMLElement} */ (b).dataset.view === ui.view;
+    b.setAttribute('aria-selected', String(on));
+    b.setAttribute('tabindex', on || !(ui.view in TAB_VIEWS) && b.getAttribute('data-view') === 'memory' ? '0' : '-1');
   }
   for (const v of document.querySelectorAll('section.view')) {
     /** @type {HTMLElement} */ (v).hidden = /** @type {HTMLElement} */ (v).dataset.view !== ui.view;
@@ -50,6 +61,19 @@ hooks.refreshAll = refreshAll;
 hooks.showView = showView;
 initMemory();
 initSettings(opened);
+initSearch();
+initConversation();
+
+/** A view asked for by a keyboard command (background/main.js writes it as it opens the panel). */
+async function takeAskedView() {
+  const { panelView } = /** @type {{panelView?: {view: string, at: number}}} */ (await chrome.storage.session.get('panelView'));
+  if (!panelView || !(panelView.view in VIEWS)) return;
+  await chrome.storage.session.remove('panelView');
+  if (Date.now() - Number(panelView.at) < 60_000) showView(panelView.view);
+}
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'session' && changes.panelView && changes.panelView.newValue) takeAskedView();
+});
 
 $('accept').addEventListener('click', async () => {
   await send(P.PANEL_ACCEPT_DISCLOSURE);
@@ -64,6 +88,18 @@ $('not-now').addEventListener('click', async () => {
 for (const b of document.querySelectorAll('nav.tabs button')) {
   b.addEventListener('click', () => showView(/** @type {string} */ (/** @type {HTMLElement} */ (b).dataset.view)));
 }
+// the tab list's keys (WAI-ARIA tabs): Left/Right (wrapping), Home/End move to a tab and show it
+$('nav-tabs').addEventListener('keydown', (ev) => {
+  const tabs = /** @type {HTMLElement[]} */ ([...document.querySelectorAll('nav.tabs button')]);
+  const at = tabs.indexOf(/** @type {HTMLElement} */ (document.activeElement));
+  if (at < 0) return;
+  const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[ev.key];
+  if (to === undefined) return;
+  ev.preventDefault();
+  const next = tabs[(to + tabs.length) % tabs.length];
+  showView(/** @type {string} */ (next.dataset.view));
+  next.focus();
+});
 
 chrome.tabs.onActivated.addListener(() => {
   if (!params.get('tabId')) refreshAll();
@@ -74,3 +110,4 @@ chrome.tabs.onUpdated.addListener(async (id, change) => {
 
 showView(ui.view);
 opened();
+takeAskedView();

@@ -13,6 +13,8 @@ export const ui = {
   /** @type {any} */ state: null,
   forget: /** @type {{host: string, confirm: string, until: number, timer: number} | null} */ (null),
   /** @type {string | null} */ undoBatch: null,
+  /** the conversation view's subject: a page opened from Search, or null for the tab's own */
+  conversation: /** @type {{url: string, from: string} | null} */ (null),
 };
 
 /** Set by panel.js: re-read the state and redraw the current view. */

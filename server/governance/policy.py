@@ -28,11 +28,14 @@ def sensitive_defaults() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _psl() -> PublicSuffixList:
-    return PublicSuffixList()
+    # accept_unknown=False: a name under no listed suffix (an intranet's single-label host such
+    # as `intranet` or `nas`) is a site, not a public suffix; `com`, `co.uk`, `github.io` still are
+    return PublicSuffixList(accept_unknown=False)
 
 
 def rule_host(raw: str) -> str:
-    """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk)."""
+    """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk, com).
+    A single-label intranet name (`intranet`, `nas`) is a host like any other."""
     raw = raw.strip()
     host = clean_host(raw)
     if not host or len(host) > 253 or any(c.isspace() or c in "/@?#\\" for c in raw):
@@ -63,6 +66,7 @@ class PolicyOwner:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._current: dict[str, Any] | None = None
+        self._mark: tuple[int, float] | None = None
 
     @property
     def current(self) -> dict[str, Any]:
@@ -83,6 +87,15 @@ class PolicyOwner:
         version = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
         self._current = {"version": version, **body, "limits": limits.as_dict()}
         return self._current
+
+    async def refresh(self) -> dict[str, Any]:
+        """Reload when the stored rules changed since the last load (another process edited them)."""
+        row = await self.store.fetchone("SELECT COUNT(*), COALESCE(MAX(updated_at), 0) FROM site_rules")
+        mark = (int(row[0]), float(row[1])) if row else (0, 0.0)
+        if self._current is None or mark != self._mark:
+            await self.load()
+            self._mark = mark
+        return self.current
 
     async def snapshot(self) -> dict[str, Any]:
         return self._current if self._current is not None else await self.load()

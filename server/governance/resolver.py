@@ -37,6 +37,24 @@ class Resolution:
         return dataclasses.asdict(self)
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries: mapped ::ffff:a.b.c.d, compatible ::a.b.c.d,
+    NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::; None otherwise (extension/shared/urls.js
+    embeddedIPv4 is the same rule)."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if int(ip) >> 32 == 0 and int(ip) > 0xFFFF:  # IPv4-compatible (deprecated); not :: or ::1
+        return ipaddress.IPv4Address(int(ip))
+    return None
+
+
 _parents = host_parents  # host itself, then each parent by whole labels (server.urls)
 
 
@@ -58,8 +76,8 @@ def _sensitive(host: str, sensitive: dict[str, Any]) -> tuple[int, str] | None:
             ip = ipaddress.ip_address(host.strip("[]"))
         except ValueError:
             return None
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped  # ::ffff:a.b.c.d is judged as the IPv4 address it carries
+        if isinstance(ip, ipaddress.IPv6Address):
+            ip = embedded_ipv4(ip) or ip  # judged as the IPv4 address it carries
         if ip.is_private or ip.is_loopback or ip.is_link_local:
             return (1, f"sensitive:local:{host}")
         return None

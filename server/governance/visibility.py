@@ -15,12 +15,12 @@ and fails on one that skips this rule.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from server.governance.policy import PolicyOwner
 from server.governance.resolver import resolve
 
 if TYPE_CHECKING:
-    from server.governance.policy import PolicyOwner
     from server.store.db import Store
 
 FUNCTION = "wf_visible"
@@ -56,24 +56,24 @@ def visible(table: str, alias: str) -> str:
 
 class HostVisibility:
     """wf_visible(host) -> 1 / 0: is the host's mode other than `off` under the current policy?
-    Memoised per host for one policy version; runs in the store's connection threads (it only
+    Memoised per host for one policy snapshot; runs in the store's connection threads (it only
     reads the owner's current snapshot, which is replaced whole, never changed in place)."""
 
     def __init__(self, owner: PolicyOwner) -> None:
         self.owner = owner
-        self._version: str | None = None
+        self._snapshot: dict[str, Any] | None = None
         self._memo: dict[str, int] = {}
 
     def __call__(self, host: str | None) -> int:
         if host is None:
             return 1  # no host: nothing a site mode governs
         snapshot = self.owner.current
-        version = str(snapshot.get("version"))
-        if version != self._version or len(self._memo) > MEMO_MAX:
-            self._memo = {}
-            self._version = version
+        if snapshot is not self._snapshot:  # a new policy (snapshots are replaced, never changed)
+            self._snapshot, self._memo = snapshot, {}
         found = self._memo.get(host)
         if found is None:
+            if len(self._memo) >= MEMO_MAX:
+                self._memo = {}
             found = self._memo[host] = int(resolve(host, snapshot).mode != "off")
         return found
 
@@ -82,3 +82,12 @@ async def install(store: Store, owner: PolicyOwner) -> None:
     """Load the policy and register wf_visible on the store's connections (at start)."""
     await owner.load()
     await store.create_function(FUNCTION, 1, HostVisibility(owner))
+
+
+async def govern(store: Store) -> PolicyOwner:
+    """For a process that opens the store outside the server app (a CLI command, the MCP server):
+    the policy owner, with wf_visible installed. Such a process does not see the server's rule
+    edits as they happen: it calls `await owner.refresh()` before each read it answers."""
+    owner = PolicyOwner(store)
+    await install(store, owner)
+    return owner

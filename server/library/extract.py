@@ -13,11 +13,16 @@ a thread would still hold the GIL for long stretches of parsing and stall the ev
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import dataclasses
 import logging
 import multiprocessing
 import os
 import re
+import signal
+import sys
+import threading
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -52,8 +57,35 @@ _POOL: ProcessPoolExecutor | None = None
 def _pool() -> ProcessPoolExecutor:
     global _POOL
     if _POOL is None:
-        _POOL = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=multiprocessing.get_context("spawn"))
+        _POOL = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=die_with_parent, initargs=(os.getpid(),))
     return _POOL
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker's initializer: the worker ends when the server that started it dies, even by
+    SIGKILL (no orphaned workers, and so no orphaned resource tracker, whose pipe they hold).
+    Linux: the kernel's parent-death signal (armed by the thread that started the worker: the
+    event loop's); elsewhere: a thread watching the parent's pid."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before the signal was armed
+                    os._exit(0)
+                return
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 FALLBACK_CONTAINERS = ("main", "article", "body")
 FALLBACK_STRIP = ("nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "form")

@@ -40,7 +40,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from server.errors import BadRequest, UnprocessableContent, UpstreamError
-from server.urls import MAX_URL_CHARS
+from server.urls import MAX_URL_CHARS, clean_host
 
 Gate = Callable[[str], Awaitable[object]]
 
@@ -64,8 +64,8 @@ class DestinationRefused(BadRequest):
 class _RefusedAddress(OSError):
     """Raised inside the resolver; aiohttp wraps OSErrors, we unwrap this one."""
 
-    def __init__(self, host: str, address: str, reason: str) -> None:
-        super().__init__(f"{host} resolves to {address} ({reason})")
+    def __init__(self, host: str, address: str, reason: str, message: str | None = None) -> None:
+        super().__init__(message or f"{host} resolves to {address} ({reason})")
         self.host, self.address, self.reason = host, address, reason
 
 
@@ -147,7 +147,7 @@ def check_url(url: str, *, allow_private: bool = False, base: str | None = None)
         reason = address_refusal(ip, allow_private=allow_private)
         if reason:
             raise DestinationRefused(f"{host} is a {reason} address; it is not fetched", url=url, reason=reason)
-    elif not host.isascii() or host.endswith("]"):
+    elif not clean_host(host):  # the one host rule: unverifiable punycode, forbidden code points
         raise DestinationRefused("the URL's host cannot be read", url=url)
     parsed.hash = ""
     return str(parsed.href)
@@ -167,7 +167,7 @@ class VettedSockets:
         ip = parse_ip(address)
         reason = "unparsable address" if ip is None else address_refusal(ip, allow_private=self.allow_private)
         if reason:
-            self.refused = _RefusedAddress(address, address, reason)
+            self.refused = _RefusedAddress(address, address, reason, f"{address} is a {reason} address")
             raise self.refused
         return socket.socket(family=family, type=type_, proto=proto)
 

@@ -78,50 +78,63 @@ async def save_page(
         raise UnprocessableContent("no readable text was found on the page; nothing was saved", code="no_text")
     title_used = (title or "").strip() or extracted.title or prov.source_url
     prov = stamp(url, title_used)
-    chunks = chunk_text(extracted.text)
-    digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
     now = time.time()
     async with store.transaction() as conn:
-        row = await (await conn.execute(
-            "SELECT id, text_sha256 FROM documents WHERE source_url = ?", (prov.source_url,)
-        )).fetchone()
-        if row is not None and row["text_sha256"] == digest:
-            doc_id, outcome = int(row["id"]), UNCHANGED
-        elif row is not None:
-            doc_id, outcome = int(row["id"]), UPDATED
-            await conn.execute(
-                "UPDATE documents SET source_host = ?, source_ref = ?, given_url = ?, canonical_url = ?, title = ?, "
-                "author = ?, published = ?, sitename = ?, language = ?, text = ?, text_sha256 = ?, lane = ?, "
-                "extractor = ?, updated_at = ? WHERE id = ?",
-                (prov.source_host, prov.source_ref, url.strip(), extracted.canonical_url, title_used,
-                 extracted.author, extracted.date, extracted.sitename, extracted.language, extracted.text, digest,
-                 lane, extracted.extractor, now, doc_id),
-            )
-            await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
-            await _insert_chunks(conn, doc_id, prov, title_used, chunks)
-        else:
-            outcome = SAVED
-            cur = await conn.execute(
-                "INSERT INTO documents(source_url, source_host, source_ref, given_url, canonical_url, title, author, "
-                "published, sitename, language, text, text_sha256, lane, extractor, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (prov.source_url, prov.source_host, prov.source_ref, url.strip(), extracted.canonical_url,
-                 title_used, extracted.author, extracted.date, extracted.sitename, extracted.language,
-                 extracted.text, digest, lane, extracted.extractor, now, now),
-            )
-            doc_id = int(cur.lastrowid or 0)
-            await _insert_chunks(conn, doc_id, prov, title_used, chunks)
+        doc_id, outcome, n_chunks = await store_document(
+            conn, prov, given_url=url.strip(), title=title_used, extracted=extracted, lane=lane,
+            created_at=now, updated_at=now,
+        )
         if outcome != UNCHANGED:
             await activity.record(
                 conn, "document", f"{'Saved' if outcome == SAVED else 'Updated'} {title_used}",
                 source_url=prov.source_url, source_host=prov.source_host,
-                detail={"id": doc_id, "outcome": outcome, "chunks": len(chunks), "lane": lane},
+                detail={"id": doc_id, "outcome": outcome, "chunks": n_chunks, "lane": lane},
             )
     if cache is not None:
         cache.invalidate_url(prov.source_url)
     document = await queries.get_document(store, doc_id, full_text=False)
     assert document is not None
     return SaveResult(outcome, document)
+
+
+async def store_document(
+    conn: Any, prov: Provenance, *, given_url: str, title: str, extracted: Extracted, lane: str,
+    created_at: float, updated_at: float, only_if_newer: bool = False,
+) -> tuple[int, str, int]:
+    """Write one document and its chunks inside the caller's transaction, de-duplicated by its
+    normalised URL: (id, saved | updated | unchanged, chunks). Also the import's way in (its own times;
+    `only_if_newer`: an imported copy older than the stored one changes nothing)."""
+    chunks = chunk_text(extracted.text)
+    digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
+    row = await (await conn.execute(
+        "SELECT id, text_sha256, updated_at FROM documents WHERE source_url = ?", (prov.source_url,)
+    )).fetchone()
+    if row is not None and (row["text_sha256"] == digest or (only_if_newer and row["updated_at"] >= updated_at)):
+        return int(row["id"]), UNCHANGED, len(chunks)
+    if row is not None:
+        doc_id, outcome = int(row["id"]), UPDATED
+        await conn.execute(
+            "UPDATE documents SET source_host = ?, source_ref = ?, given_url = ?, canonical_url = ?, title = ?, "
+            "author = ?, published = ?, sitename = ?, language = ?, text = ?, text_sha256 = ?, lane = ?, "
+            "extractor = ?, updated_at = ? WHERE id = ?",
+            (prov.source_host, prov.source_ref, given_url, extracted.canonical_url, title,
+             extracted.author, extracted.date, extracted.sitename, extracted.language, extracted.text, digest,
+             lane, extracted.extractor, updated_at, doc_id),
+        )
+        await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
+    else:
+        outcome = SAVED
+        cur = await conn.execute(
+            "INSERT INTO documents(source_url, source_host, source_ref, given_url, canonical_url, title, author, "
+            "published, sitename, language, text, text_sha256, lane, extractor, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (prov.source_url, prov.source_host, prov.source_ref, given_url, extracted.canonical_url,
+             title, extracted.author, extracted.date, extracted.sitename, extracted.language,
+             extracted.text, digest, lane, extracted.extractor, created_at, updated_at),
+        )
+        doc_id = int(cur.lastrowid or 0)
+    await _insert_chunks(conn, doc_id, prov, title, chunks)
+    return doc_id, outcome, len(chunks)
 
 
 async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:

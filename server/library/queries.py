@@ -12,6 +12,7 @@ import aiosqlite
 
 from server import ages
 from server.governance.visibility import visible
+from server.searchtext import fts_queries
 from server.store.db import Store
 from server.textcaps import cap
 from server.urls import clean_host, host_clause, normalise_url
@@ -76,10 +77,19 @@ async def count_for_host(store: Store, host: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, Any]]:
-    """One FTS MATCH string (from searchtext.fts_queries): the best chunk of each document, best first."""
+# whether a chunk holds one term (1 or 0), for the coverage count only: the chunk itself is read
+# by search_chunks through the visibility rule
+_CHUNK_HOLDS_TERM = "(c.id IN (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?))"
+
+
+async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """One FTS MATCH string (from searchtext.fts_queries): the best chunk of each document, best
+    first. With `any_of` (the any-term stage's terms), `covered` counts how many of them a chunk
+    holds, and more covered ranks first, as for facts (server.memory.search)."""
     if limit <= 0 or not match:
         return []
+    terms = [fts_queries(w)[0] for w in any_of] if len(any_of) > 1 else []
+    covered = " + ".join(_CHUNK_HOLDS_TERM for _ in terms) or "0"
     rows = await store.fetchall(
         f"""
         WITH hits AS (
@@ -87,13 +97,15 @@ async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, 
           FROM document_chunks_fts WHERE document_chunks_fts MATCH ?
         ), ranked AS (
           SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
-                 ROW_NUMBER() OVER (PARTITION BY c.document_id ORDER BY h.rank, c.seq) AS rn
+                 {covered} AS covered
           FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible('document_chunks', 'c')}
+        ), best AS (
+          SELECT *, ROW_NUMBER() OVER (PARTITION BY document_id ORDER BY covered DESC, rank, seq) AS rn FROM ranked
         )
-        SELECT r.*, d.title, d.updated_at FROM ranked r JOIN documents d ON d.id = r.document_id
-        WHERE r.rn = 1 AND {visible('documents', 'd')} ORDER BY r.rank, d.updated_at DESC LIMIT ?
-        """,  # noqa: S608 - built by visible()
-        (match, limit),
+        SELECT b.*, d.title, d.updated_at FROM best b JOIN documents d ON d.id = b.document_id
+        WHERE b.rn = 1 AND {visible('documents', 'd')} ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
+        """,  # noqa: S608 - built by visible() and here; the terms are bound
+        (match, *terms, limit),
     )
     return [
         {
@@ -107,6 +119,7 @@ async def search_chunks(store: Store, match: str, limit: int) -> list[dict[str, 
             "kind": "document",
             "age": ages.age(r["updated_at"], ages.INSTANT),
             "rank": r["rank"],
+            "covered": r["covered"],
         }
         for r in rows
     ]

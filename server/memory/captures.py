@@ -1,20 +1,40 @@
 """Chat captures: a conversation upsert keyed by the normalised page URL (+ the site id).
 
-The content script re-sends the whole visible thread as it changes. Each incoming turn is
-matched to a stored one — by `native_id` when the site gives one, else by position (after
-aligning the incoming window on a turn both sides share) — and then:
-  same text                        -> unchanged
-  stored text is a prefix of it    -> updated (a reply that grew while streaming)
-  incoming is a prefix of stored   -> unchanged (a late, shorter re-send never shrinks a turn)
-  other text at that place         -> updated (the page is the truth for that place)
-  no stored turn at that place     -> added (before the first or after the last, order kept)
-So a reply re-sent as it grows updates one turn and never adds fragments. Forgotten turns
-still take part in matching (a re-sent forgotten turn stays forgotten; an undo restores it
-in its place, without duplicates).
+The content script re-sends the whole visible thread as it changes, and the page it names may
+be wrong (the URL follows `history.pushState`, so a capture of one chat can arrive under
+another's URL). `plan()` decides, without I/O and in one pass (O(n log n) over stored +
+incoming), what each incoming turn does. A turn is matched to a stored one in this order:
+  1. native id: the stored turn with the same (native_id, role) — wherever it is;
+  2. content: the first stored turn after the last match with the same (role, text);
+  3. place: the stored turn right after the last match (before the first match, counted back
+     from it; with no match at all, the same index).
+and then:
+  matched by id, same text or stored extends it      -> unchanged
+  matched by id, other text                          -> updated (the site says it is that turn)
+  matched by content                                 -> unchanged
+  by place: stored text extends it, same role,
+            ids do not disagree                      -> unchanged (a late, shorter re-send
+                                                        never shrinks a turn)
+  by place: it extends the stored text, same role,
+            the stored turn is the LAST one and has
+            no native id                             -> updated (a reply still growing)
+  by place: anything else                            -> added at the end (never replaces)
+  no stored turn at that place                       -> added (before the first stored turn
+                                                        when it precedes the first match,
+                                                        else after the last; order kept)
+So a stored turn with a native id is only ever updated by a turn with the same id; a reply
+re-sent as it grows updates one turn and never adds fragments; and a capture never replaces
+earlier turns with different ones. Decision: different turns at a stored place are APPENDED
+as new turns (not refused with 409) — nothing stored is lost, nothing sent is lost, a thread
+edited on a site without ids keeps capturing (the edited turns, once appended, match by
+content on the next re-send), and re-sends stay idempotent. Forgotten turns still take part in
+matching (a re-sent forgotten turn stays forgotten; an undo restores it in its place, without
+duplicates).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import time
@@ -61,7 +81,9 @@ class Incoming:
     role: str
     text: str
     native_id: str | None = None
-    markdown: str | None = None
+    valid_at: float | None = None      # the turn's own time (an import); None: the time it is stored
+    granularity: str = ages.INSTANT
+    markdown: str | None = None        # the turn as GFM (code fenced, tables, math as TeX)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,48 +98,79 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
     """Decide, without touching the store, what each incoming turn does (see module doc)."""
     # a site's id may name an exchange (Gemini's container, ChatGPT's turn key hold the prompt
     # and its reply), so a turn is identified by its id together with its role
-    by_native = {(s.native_id, s.role): k for k, s in enumerate(stored) if s.native_id}
-    offset = _offset(stored, incoming, by_native)
+    by_native: dict[tuple[str, str], int] = {}
+    by_content: dict[tuple[str, str], list[int]] = {}
+    for j, s in enumerate(stored):
+        if s.native_id:
+            by_native.setdefault((s.native_id, s.role), j)
+        by_content.setdefault((s.role, s.text), []).append(j)
+    anchor = _anchor(incoming, by_native, by_content)
     used: set[int] = set()
     ops: list[Op] = []
     next_position = (max(s.position for s in stored) + 1) if stored else 0
+    last = -1  # the stored index of the latest match
+    k: int | None
     for i, turn in enumerate(incoming):
-        k: int | None = None
-        if turn.native_id and (turn.native_id, turn.role) in by_native:
-            k = by_native[(turn.native_id, turn.role)]
-        elif 0 <= i + offset < len(stored):
-            k = i + offset
-        if k is not None and k in used:
-            ops.append(Op("unchanged", i))  # the same turn twice in one capture: keep one
-            continue
+        k = by_native.get((turn.native_id, turn.role)) if turn.native_id else None
         if k is not None:
+            if k in used:
+                ops.append(Op("unchanged", i))  # the same turn twice in one capture: keep one
+                continue
             used.add(k)
+            last = max(last, k)
             s = stored[k]
             same = s.text == turn.text or s.text.startswith(turn.text)
-            if same and s.role == turn.role and (turn.native_id is None or turn.native_id == s.native_id):
-                ops.append(Op("unchanged", i, s.id))
-            else:
-                ops.append(Op("update", i, s.id))
+            ops.append(Op("unchanged" if same and s.role == turn.role else "update", i, s.id))
             continue
-        c = i + offset
+        k = _next_after(by_content.get((turn.role, turn.text), []), last)
+        if k is not None and k not in used and _ids_agree(stored[k], turn):
+            used.add(k)
+            last = k
+            ops.append(Op("unchanged", i, stored[k].id))
+            continue
+        c = anchor[1] - (anchor[0] - i) if last < 0 else last + 1
         if c < 0 and stored:
             ops.append(Op("add", i, position=stored[0].position + c))
-        else:
-            ops.append(Op("add", i, position=next_position))
-            next_position += 1
+            continue
+        if 0 <= c < len(stored) and c not in used:
+            s = stored[c]
+            if s.role == turn.role and _ids_agree(s, turn) and s.text.startswith(turn.text):
+                used.add(c)
+                last = c
+                ops.append(Op("unchanged", i, s.id))
+                continue
+            if (c == len(stored) - 1 and s.role == turn.role and s.native_id is None
+                    and turn.text.startswith(s.text)):
+                used.add(c)
+                last = c
+                ops.append(Op("update", i, s.id))
+                continue
+        ops.append(Op("add", i, position=next_position))
+        next_position += 1
     return ops
 
 
-def _offset(stored: Sequence[Stored], incoming: Sequence[Incoming], by_native: dict[tuple[str, str], int]) -> int:
-    """Where the incoming window sits in the stored thread (stored index - incoming index)."""
+def _anchor(
+    incoming: Sequence[Incoming], by_native: dict[tuple[str, str], int], by_content: dict[tuple[str, str], list[int]]
+) -> tuple[int, int]:
+    """(incoming index, stored index) of the first incoming turn found in the stored thread."""
     for i, turn in enumerate(incoming):
         if turn.native_id and (turn.native_id, turn.role) in by_native:
-            return by_native[(turn.native_id, turn.role)] - i
-    for i, turn in enumerate(incoming):
-        places = [k for k, s in enumerate(stored) if s.role == turn.role and s.text == turn.text]
+            return i, by_native[(turn.native_id, turn.role)]
+        places = by_content.get((turn.role, turn.text))
         if places:
-            return min(places, key=lambda k: abs(k - i)) - i
-    return 0
+            return i, places[0]
+    return 0, 0
+
+
+def _next_after(places: Sequence[int], last: int) -> int | None:
+    """The first stored index in `places` (ascending) after `last`."""
+    j = bisect.bisect_right(places, last)
+    return places[j] if j < len(places) else None
+
+
+def _ids_agree(s: Stored, turn: Incoming) -> bool:
+    return s.native_id is None or turn.native_id is None or s.native_id == turn.native_id
 
 
 async def upsert(
@@ -129,46 +182,17 @@ async def upsert(
     await policy.require_collect(prov.source_host)
     incoming = [
         Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None,
-                 _markdown(t.get("markdown")))
+                 markdown=_markdown(t.get("markdown")))
         for n, t in enumerate(turns)
     ]
     title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
     site = site.strip().lower()
     now = time.time()
     async with store.transaction() as conn:
-        conversation_id, title = await _conversation(conn, prov, site, title, now)
-        rows = await conn.execute_fetchall(
-            "SELECT id, position, role, text, native_id, markdown FROM facts WHERE conversation_id = ? ORDER BY position",
-            (conversation_id,),
-        )
-        stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
-        stored_md = {r["id"]: r["markdown"] for r in rows}
-        ops = plan(stored, incoming)
-        for op in ops:
-            turn = incoming[op.incoming]
-            if op.action == "add":
-                await insert_fact(
-                    conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
-                    text=turn.text, valid_at=now, granularity=ages.INSTANT, now=now,
-                    conversation_id=conversation_id, position=op.position, role=turn.role,
-                    native_id=turn.native_id, markdown=turn.markdown,
-                )
-            elif op.action == "update":
-                await conn.execute(
-                    "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
-                    "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
-                    {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
-                     "markdown": turn.markdown, "id": op.stored_id,
-                     "search_text": search_forms("", turn.text)["search_text"]},
-                )
-            elif (op.stored_id is not None and turn.markdown is not None
-                  and stored_md.get(op.stored_id) != turn.markdown
-                  and any(s.id == op.stored_id and s.text == turn.text for s in stored)):
-                # the same text, its structure newly seen (a turn stored before Markdown was kept)
-                await conn.execute("UPDATE facts SET markdown = ? WHERE id = ?", (turn.markdown, op.stored_id))
-        counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
+        conversation_id, title = await conversation_row(conn, prov, site, title, now)
+        counts, total = await write_turns(conn, prov, conversation_id, title, incoming, now)
         if counts["add"] or counts["update"]:
-            await _record(conn, prov, conversation_id, len(stored) + counts["add"], counts, now)
+            await _record(conn, prov, conversation_id, total, counts, now)
     cache.invalidate_url(prov.source_url)
     return {
         "conversation_id": conversation_id,
@@ -178,22 +202,64 @@ async def upsert(
     }
 
 
-async def _conversation(
-    conn: aiosqlite.Connection, prov: Provenance, site: str, title: str, now: float
+async def write_turns(
+    conn: aiosqlite.Connection, prov: Provenance, conversation_id: int, title: str, incoming: Sequence[Incoming],
+    now: float,
+) -> tuple[dict[str, int], int]:
+    """Apply `plan()` to a conversation inside the caller's transaction: (counts, stored turns)."""
+    rows = await conn.execute_fetchall(
+        "SELECT id, position, role, text, native_id, markdown FROM facts WHERE conversation_id = ? ORDER BY position",
+        (conversation_id,),
+    )
+    stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
+    stored_md = {r["id"]: (r["text"], r["markdown"]) for r in rows}
+    ops = plan(stored, incoming)
+    for op in ops:
+        turn = incoming[op.incoming]
+        if op.action == "add":
+            await insert_fact(
+                conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
+                text=turn.text, valid_at=now if turn.valid_at is None else turn.valid_at,
+                granularity=turn.granularity, now=now, conversation_id=conversation_id, position=op.position,
+                role=turn.role, native_id=turn.native_id, markdown=turn.markdown,
+            )
+        elif op.action == "update":
+            await conn.execute(
+                "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
+                "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
+                {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
+                 "markdown": turn.markdown, "id": op.stored_id,
+                 "search_text": search_forms("", turn.text)["search_text"]},
+            )
+        elif op.stored_id is not None and turn.markdown is not None:
+            text, markdown = stored_md.get(op.stored_id, ("", None))
+            if text == turn.text and markdown != turn.markdown:
+                # the same text, its structure newly seen (a turn stored before Markdown was kept)
+                await conn.execute("UPDATE facts SET markdown = ? WHERE id = ?", (turn.markdown, op.stored_id))
+    counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
+    return counts, len(stored) + counts["add"]
+
+
+async def conversation_row(
+    conn: aiosqlite.Connection, prov: Provenance, site: str, title: str, now: float, created_at: float | None = None
 ) -> tuple[int, str]:
-    """The conversation row (created on first capture); a new non-empty title renames it."""
+    """The conversation row (created on first capture); a new non-empty title renames it.
+    `created_at` is the conversation's own start (an import); an earlier one replaces a later."""
     row = await (await conn.execute(
         "SELECT id, source_ref FROM conversations WHERE source_url = ? AND site = ?", (prov.source_url, site)
     )).fetchone()
     if row is None:
         cur = await conn.execute(
             "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
-            "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
-            {"site": site, **prov.columns(), "now": now},
+            "VALUES (:site, :source_url, :source_host, :source_ref, :created_at, :now)",
+            {"site": site, **prov.columns(), "now": now, "created_at": now if created_at is None else created_at},
         )
         assert cur.lastrowid is not None
         return cur.lastrowid, title
     conversation_id: int = row["id"]
+    if created_at is not None:
+        await conn.execute("UPDATE conversations SET created_at = MIN(created_at, ?) WHERE id = ?",
+                           (created_at, conversation_id))
     if not title or title == row["source_ref"]:
         await conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
         return conversation_id, title or row["source_ref"]
@@ -240,10 +306,13 @@ async def _record(
 
 
 async def conversation_turns(store: Store, url: str, site: str | None = None) -> dict[str, Any]:
-    """GET /api/conversations: the live turns stored for a page, in order."""
+    """GET /api/conversations: the live turns stored for a page, in order, with what the panel
+    shows above them: the conversation's title, site, host and when it was last captured
+    (null when nothing is stored for the page)."""
     source_url = normalise_url(url)
     sql = (
-        "SELECT f.role, f.text, f.markdown FROM conversations c JOIN facts f ON f.conversation_id = c.id "  # noqa: S608
+        "SELECT f.role, f.text, f.markdown, c.id AS cid, c.site, c.source_host, c.source_ref, c.updated_at "  # noqa: S608
+        "FROM conversations c JOIN facts f ON f.conversation_id = c.id "
         f"WHERE c.source_url = ? AND {visible('conversations', 'c')} AND {visible('facts', 'f')}"
     )
     params: list[Any] = [source_url]
@@ -251,8 +320,14 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
         sql += " AND c.site = ?"
         params.append(site.strip().lower())
     rows = await store.fetchall(sql + " ORDER BY c.id, f.position", params)
+    head = rows[0] if rows else None
     return {
         "url": source_url,
+        "title": head["source_ref"] if head else None,
+        "site": head["site"] if head else None,
+        "source_host": head["source_host"] if head else None,
+        "captured_at": max(r["updated_at"] for r in rows) if rows else None,
+        "age": ages.age(max(r["updated_at"] for r in rows), ages.INSTANT) if rows else None,
         "turns": [{"role": r["role"], "text": r["text"], "markdown": turn_markdown(r)} for r in rows],
     }
 

@@ -80,7 +80,7 @@ async def _related(store: Store, title: str, host: str) -> list[Any]:
     async for stage in match_stages(store, strip_site_name(title)):
         if not stage.ranked:
             return []  # every title word is on thousands of facts: nothing is related by it
-        rows = await fts_facts(store, stage.match, RELATED_LIMIT, exclude_host=host)
+        rows = await fts_facts(store, stage.match, RELATED_LIMIT, exclude_host=host, any_of=stage.any_of)
         if rows:
             return rows
     return []

@@ -17,18 +17,15 @@ api = Api()
 URL = {"type": "string", "minLength": 1, "maxLength": 4096}
 TITLE = {"type": "string", "maxLength": limits.TITLE_CHARS}  # then cut to facts.MAX_TITLE_CHARS
 HOST = {"type": "string", "minLength": 1, "maxLength": 300}
-FACT_BODY = {
-    "type": "object",
-    "properties": {
-        "url": URL,
-        "title": TITLE,
-        "text": {"type": "string", "minLength": 1, "maxLength": facts.MAX_TEXT_CHARS},
-    },
-    "required": ["url", "text"],
+FACT_PROPERTIES: dict[str, object] = {
+    "url": URL,
+    "title": TITLE,
+    "text": {"type": "string", "minLength": 1, "maxLength": facts.MAX_TEXT_CHARS},
 }
+FACT_BODY = {"type": "object", "properties": FACT_PROPERTIES, "required": ["url", "text"]}
 NOTE_BODY = {
     **FACT_BODY,
-    "properties": {**FACT_BODY["properties"], "valid_day": {"type": "string", "minLength": 10, "maxLength": 10}},
+    "properties": {**FACT_PROPERTIES, "valid_day": {"type": "string", "minLength": 10, "maxLength": 10}},
 }
 # 20,000 characters may be 4 bytes each, or 12 as JSON \ud83e\uddea escapes
 FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024

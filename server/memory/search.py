@@ -1,8 +1,11 @@
 """Full-text search over every kind of item: facts (here) and library chunks (server.library).
 
 User text only reaches MATCH through searchtext.fts_queries: all terms first, then any
-non-stop-word term when that finds nothing. bm25 ranks; forgotten facts (invalid_at) are
-filtered by joining back to facts, so the index never has to be rewritten by a forget.
+non-stop-word term when that finds nothing. bm25 ranks the all-terms stage; the any-term stage
+ranks first by how many of the asked terms an item holds (coverage), then by bm25, so a turn
+holding four of five words is not beaten by a short note holding one. Forgotten facts
+(invalid_at) are filtered by joining back to facts, so the index never has to be rewritten by
+a forget.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import aiosqlite
 from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
+from server.memory.snippets import add_snippets
 from server.searchtext import STOP_WORDS, fts_queries, terms
 from server.store.db import Store
 
@@ -50,6 +54,33 @@ SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref,
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
+# The any-term stage: the items holding the most of the terms (each term's list is read once,
+# no ranking), the best WINDOW of them; within a coverage, bm25 orders when the any-term MATCH
+# has at most RANK_CAP hits (bm25 of every hit, materialised once: FTS5 cannot rank a given
+# set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per term.
+RANK_CAP = 2_000
+_COVER_CTE = """
+WITH cov AS MATERIALIZED (
+  SELECT rowid, COUNT(*) AS n FROM ({union}) GROUP BY rowid ORDER BY n DESC, rowid DESC LIMIT :window
+)"""
+_COVERED_SQL = _COVER_CTE + f""",
+hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
+SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
+       f.role, f.conversation_id, hit.rank AS rank, cov.n AS covered
+FROM cov JOIN hit ON hit.rowid = cov.rowid JOIN facts f ON f.id = cov.rowid
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
+ORDER BY cov.n DESC, hit.rank, f.valid_at DESC LIMIT :limit
+"""  # noqa: S608 - built by visible()
+_COVERED_NEWEST_SQL = _COVER_CTE + f"""
+SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
+       f.role, f.conversation_id, 0.0 AS rank, cov.n AS covered
+FROM cov JOIN facts f ON f.id = cov.rowid
+WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
+ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
+"""  # noqa: S608 - built by visible()
+# one term's rowids, for the coverage count only: the rows themselves are read by _COVERED_SQL,
+# which joins facts through the visibility rule
+_TERM_ROWIDS = "SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{n}"
 _COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
 
 # bm25 reads the whole list of every term in the MATCH to weigh it (~1 us a fact holding the
@@ -62,6 +93,7 @@ COMMON = 5_000
 class Stage:
     match: str
     ranked: bool = True
+    any_of: tuple[str, ...] = ()  # the any-term stage: its terms, ranked by how many an item holds
 
 
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
@@ -71,13 +103,21 @@ async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
 
 
 async def fts_facts(
-    store: Store, match: str, limit: int, *, exclude_host: str | None = None, ranked: bool = True
+    store: Store, match: str, limit: int, *, exclude_host: str | None = None, ranked: bool = True,
+    any_of: tuple[str, ...] = (),
 ) -> list[aiosqlite.Row]:
-    """Live facts for one MATCH string, best first, each with its bm25 `rank`."""
-    n = await hits(store, match)
+    """Live facts for one MATCH string, best first, each with its bm25 `rank` (and for an
+    any-term stage, `covered`: how many of `any_of` it holds, which orders first)."""
+    covering = ranked and len(any_of) > 1
+    n = await hits(store, match, RANK_CAP + 1 if covering else WINDOW + 1)
     if n == 0:
         return []
-    params = {"match": match, "limit": limit, "host": exclude_host, "window": WINDOW}
+    params: dict[str, Any] = {"match": match, "limit": limit, "host": exclude_host, "window": WINDOW}
+    if covering:
+        union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
+        params.update({f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)})
+        sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
+        return await store.fetchall(sql.replace("{union}", union), params)
     sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
     return await store.fetchall(sql, params)
 
@@ -102,30 +142,37 @@ async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
     if len(stages) < 2:
         return
     content = [w for w in kept if w not in STOP_WORDS] or kept
-    rare = [w for w in content if 0 < counts[w] <= WINDOW]
+    # a term no fact holds is rare too: library documents may hold it (counts are of facts)
+    rare = [w for w in content if counts[w] <= WINDOW]
     if rare and len(rare) < len(content):
-        yield Stage(fts_queries(" ".join(rare))[-1])
+        yield Stage(fts_queries(" ".join(rare))[-1], any_of=tuple(rare))
     else:
-        yield Stage(stages[-1])
+        yield Stage(stages[-1], any_of=tuple(content))
 
 
 async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     async for stage in match_stages(store, q):
-        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked)
-        chunks = await library.search_chunks(store, stage.match, limit)
-        ranked: list[tuple[float, int, dict[str, Any]]] = [
-            (float(r["rank"]), n, fact_answer(r)) for n, r in enumerate(facts)
+        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of)
+        chunks = await library.search_chunks(store, stage.match, limit, any_of=stage.any_of)
+        ranked: list[tuple[int, float, int, dict[str, Any]]] = [
+            (-_covered(r), float(r["rank"]), n, fact_answer(r)) for n, r in enumerate(facts)
         ]
-        ranked += [(float(c["rank"]), len(ranked) + n, _document_hit(c)) for n, c in enumerate(chunks)]
-        ranked.sort(key=lambda t: (t[0], t[1]))
-        results = [item for _rank, _n, item in ranked[:limit]]
+        ranked += [(-int(c.get("covered", 0)), float(c["rank"]), len(ranked) + n, _document_hit(c))
+                   for n, c in enumerate(chunks)]
+        ranked.sort(key=lambda t: t[:3])
+        results = [item for *_key, item in ranked[:limit]]
         if results:
+            await add_snippets(store, stage.match, results)
             break
     return {"results": results}
 
 
+def _covered(row: aiosqlite.Row) -> int:
+    return int(row["covered"]) if "covered" in row.keys() else 0
+
+
 def _document_hit(hit: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in hit.items() if k != "rank"}
+    out = {k: v for k, v in hit.items() if k not in ("rank", "covered")}
     out.setdefault("kind", "document")
     return out

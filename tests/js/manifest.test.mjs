@@ -56,9 +56,10 @@ test('match-pattern checker itself', () => {
   }
 });
 
-test('commands: open the side panel and save the page, with explicit mac keys and no clash', () => {
+test('commands: open the side panel, search and save the page, with explicit mac keys and no clash', () => {
   const cmds = manifest.commands;
-  assert.ok(cmds['open-side-panel'] && cmds['save-page']);
+  assert.ok(cmds['open-side-panel'] && cmds['save-page'] && cmds['open-search']);
+  assert.ok(Object.keys(cmds).length <= 4, 'Chrome gives suggested keys to at most four commands');
   assert.ok(!cmds._execute_action && !cmds._execute_browser_action);
   // Chrome's own shortcuts and common editor/site ones a command must not take
   const reserved = new Set(['Ctrl+B', 'Command+B', 'MacCtrl+B', 'Ctrl+T', 'Ctrl+W', 'Ctrl+N', 'Ctrl+Shift+N', 'Ctrl+Shift+T',

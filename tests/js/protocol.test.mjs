@@ -23,7 +23,7 @@ test('the protocol object is frozen and names types by direction', () => {
 test('a content sender may send content types', () => {
   const ok = P.validate({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'user', text: 'hi' }], settled: true } }, 'content');
   assert.equal(ok.ok, true);
-  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { site: 'claude', detail: { layout: 'a' } } }, 'content').ok, true);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { site: 'claude', detail: 'no layout matched (a)' } }, 'content').ok, true);
   assert.equal(P.validate({ type: 'content:ready' }, 'content').ok, false, 'an undeclared type is refused');
 });
 

@@ -39,10 +39,18 @@ function pageCard(tab) {
     el('div', { class: 'page-title', text: tab.title || tab.url }),
     el('div', { class: 'page-host' }, [
       el('span', { text: tab.host }),
-      tab.mode && tab.mode !== 'unknown' ? el('span', { class: `mode mode-${tab.mode}`, text: tab.mode, attrs: { title: MODE_WORDS[tab.mode] || '' } }) : null,
+      tab.mode ? el('span', { class: `mode mode-${tab.mode}`, text: tab.mode, attrs: { title: MODE_WORDS[tab.mode] || '' } }) : null,
     ]),
-    tab.reason && tab.reason !== 'no-policy' ? el('div', { class: 'hint', text: reasonWords(tab.reason) }) : null,
   );
+  if (tab.reason && tab.reason !== 'no-policy') card.append(el('div', { class: 'hint', text: reasonWords(tab.reason) }));
+  if (tab.chat && ui.state && ui.state.pageMemory) {
+    const open = el('button', { class: 'small', text: 'Read the whole conversation', attrs: { type: 'button', id: 'open-conversation' } });
+    open.addEventListener('click', () => {
+      ui.conversation = null; // this tab's own
+      hooks.showView('conversation');
+    });
+    card.append(el('div', { class: 'row' }, [open]));
+  }
 }
 
 /** @param {any} item @param {string} pageUrl */

@@ -1,0 +1,150 @@
+"""Data in and out: import throughput on the real ChatGPT export, export time for a generated
+store, backup time for the same store — each beside a same-run baseline.
+
+    .venv/bin/python bench/bench_dataio.py                  # 100k-item store
+    .venv/bin/python bench/bench_dataio.py --items 1000000  # the 1M store of bench_memory (slow to build)
+
+  import   `import-chats` (parse, batches over HTTP, the server's writers) on
+           ../shared/reference/exports/chatgpt-2023/conversations.json, in messages/s; baseline:
+           the same messages inserted with bare sqlite3 (INSERT_FACT, FTS triggers, one
+           transaction) into a fresh database — the floor of storing them.
+  export   `wherefrom export --format json` and `--format markdown` (a subprocess, as a person
+           runs it) on the bench_memory store; baseline: a bare sqlite3 SELECT of every fact and
+           document written as JSON lines.
+  backup   `wherefrom backup` (a subprocess) beside a bare `sqlite3 DB ".backup FILE"`, same store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_memory import build, migrate  # noqa: E402
+
+from server.dataio import chats, cli_import  # noqa: E402
+from server.dataio.cli_backup import backup  # noqa: E402
+from server.dataio.client import Client  # noqa: E402
+from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
+from server.provenance import stamp  # noqa: E402
+from tests.server_process import ServerProcess  # noqa: E402
+
+EXPORT = REPO.parent / "shared" / "reference" / "exports" / "chatgpt-2023" / "conversations.json"
+
+
+def wherefrom(server: ServerProcess, *args: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(  # noqa: S603 - this interpreter, fixed argv
+        [sys.executable, "-m", "server", *args, "--port", str(server.port), "--data-dir", str(server.data_dir)],
+        cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - t0
+
+
+def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
+    if not EXPORT.exists():
+        return [("import: skipped (no ../shared/reference export)", 0.0, "")]
+    server = ServerProcess(tmp / "import-data").start()
+    try:
+        t0 = time.perf_counter()
+        parsed = chats.read_file(EXPORT)
+        client = Client(argparse.Namespace(data_dir=server.data_dir, port=server.port))
+        cli_import.run(client, parsed)
+        ours = time.perf_counter() - t0
+    finally:
+        server.stop()
+    n = parsed.messages
+    db = tmp / "bare-import.db"
+    migrate(db)
+    t0 = time.perf_counter()
+    con = sqlite3.connect(db)
+    with con:
+        for c in parsed.conversations:
+            prov = stamp(c["url"], c["title"])
+            cur = con.execute(
+                "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
+                "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
+                {"site": c["site"], **prov.columns(), "now": c["created_at"] or 0})
+            for pos, t in enumerate(c["turns"]):
+                con.execute(INSERT_FACT, fact_row(stamp(c["url"], t["native_id"]), kind="turn", title=c["title"],
+                                                  text=t["text"], valid_at=t["valid_at"], granularity=t["granularity"],
+                                                  now=t["valid_at"], conversation_id=cur.lastrowid, position=pos,
+                                                  role=t["role"], native_id=t["native_id"]))
+    con.close()
+    bare = time.perf_counter() - t0
+    return [(f"import-chats, {n} messages", ours, f"{n / ours:8.0f} msg/s"),
+            ("  baseline: bare sqlite3 inserts", bare, f"{n / bare:8.0f} msg/s")]
+
+
+def bench_store(tmp: Path, items: int) -> list[tuple[str, float, str]]:
+    data = tmp / "store-data"
+    data.mkdir()
+    db = data / "wherefrom.db"
+    t0 = time.perf_counter()
+    built = build(db, items)
+    print(f"  built {built['items']:,} items in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    rows: list[tuple[str, float, str]] = []
+    server = ServerProcess(data).start()
+    try:
+        t_json = wherefrom(server, "export", str(tmp / "out-json"), "--format", "json")
+        t_md = wherefrom(server, "export", str(tmp / "out-md"), "--format", "markdown")
+        files = sum(1 for _ in (tmp / "out-md").rglob("*.md"))
+        t0 = time.perf_counter()
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        with (tmp / "bare.jsonl").open("w", encoding="utf-8") as out:
+            for r in con.execute("SELECT kind, source_url, title, text, valid_at, granularity, role FROM facts "
+                                 "WHERE invalid_at IS NULL ORDER BY id"):
+                out.write(json.dumps(r, ensure_ascii=False) + "\n")
+            for r in con.execute("SELECT source_url, title, text FROM documents ORDER BY id"):
+                out.write(json.dumps(r, ensure_ascii=False) + "\n")
+        con.close()
+        t_bare = time.perf_counter() - t0
+        rows += [(f"export --format json, {built['items']:,} items", t_json, f"x{t_json / t_bare:5.1f} baseline"),
+                 (f"export --format markdown ({files:,} files)", t_md, f"x{t_md / t_bare:5.1f} baseline"),
+                 ("  baseline: bare SELECT -> JSON lines", t_bare, "")]
+        mb = db.stat().st_size / 1e6
+        t_ours = wherefrom(server, "backup", str(tmp / "ours.db"))
+        split = backup(db, tmp / "ours-inprocess.db")
+        t0 = time.perf_counter()
+        subprocess.run(["sqlite3", str(db), f".backup {tmp / 'bare.db'}"], check=True)  # noqa: S603, S607
+        t_sqlite = time.perf_counter() - t0
+        rows += [(f"wherefrom backup ({mb:.0f} MB, integrity checked)", t_ours, f"x{t_ours / t_sqlite:5.1f} baseline"),
+                 ("  of which, in process: the backup API copy", split["copy_seconds"],
+                  f"x{split['copy_seconds'] / t_sqlite:5.1f} baseline"),
+                 ("  of which, in process: PRAGMA integrity_check", split["check_seconds"], ""),
+                 ("  baseline: sqlite3 .backup (a process)", t_sqlite, "")]
+    finally:
+        server.stop()
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--items", type=int, default=100_000)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="wf-bench-dataio-"))
+    try:
+        rows: list[tuple[str, float, Any]] = bench_import(tmp) + bench_store(tmp, args.items)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("data in and out (wall seconds, same run)")
+    for name, secs, note in rows:
+        print(f"  {name:<52} {secs:8.2f} s  {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""Search quality, measured: known-item recall on a store built from the reference corpora.
+
+    .venv/bin/python bench/bench_search_quality.py                  # build (~10.6k items) and measure
+    .venv/bin/python bench/bench_search_quality.py --data-dir D --reuse   # measure an existing store
+
+The store is written through our server's own HTTP API (a `python -m server serve` subprocess
+on a free port), as the extension and the CLI write it:
+- every conversation of ../shared/reference/exports/chatgpt-2023/conversations.json as a
+  capture at https://chatgpt.com/c/<id> (its user and assistant turns, in time order);
+- every ../shared/reference/real-dom/*.expected.json as a capture at its url;
+- every page of ../shared/reference/extraction/ saved to the library (add_text with its HTML);
+- generated notes (default 9,000) on generated sites: 12-40 words drawn from the corpora's own
+  vocabulary at its own frequencies, so terms are as common as in the corpus but no passage
+  is copied.
+The queries (bench/search_queries.json, written by hand from the corpora) name the item they
+should find by URL. Each is asked as the panel asks it: GET /api/search?q=...&limit=20. We
+report recall@1 and recall@5 (a hit is a result with the target's source_url), sentences that
+got no result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall
+time beside a same-run floor (GET /api/health, asked after each search).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import glob
+import json
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from server.urls import normalise_url  # noqa: E402
+from tests.server_process import ServerProcess  # noqa: E402
+
+REFERENCE = REPO.parent / "shared" / "reference"
+QUERIES = Path(__file__).with_name("search_queries.json")
+PANEL_LIMIT = 20  # what the side panel's search asks for (the API's default)
+WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+
+
+def chatgpt_conversations() -> list[dict[str, Any]]:
+    raw = json.loads((REFERENCE / "exports" / "chatgpt-2023" / "conversations.json").read_text("utf-8"))
+    out = []
+    for conv in raw:
+        msgs = [n["message"] for n in conv["mapping"].values()
+                if n.get("message") and n["message"]["author"]["role"] in ("user", "assistant")]
+        msgs.sort(key=lambda m: m.get("create_time") or 0)
+        turns = []
+        for m in msgs:
+            text = "\n".join(p for p in m["content"].get("parts", []) if isinstance(p, str)).strip()
+            if text:
+                turns.append({"role": m["author"]["role"], "text": text[:100_000]})
+        if turns:
+            out.append({"url": f"https://chatgpt.com/c/{conv['id']}", "title": conv.get("title") or "",
+                        "site": "chatgpt", "turns": turns})
+    return out
+
+
+def real_dom_conversations() -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(glob.glob(str(REFERENCE / "real-dom" / "*.expected.json"))):
+        d = json.loads(Path(path).read_text("utf-8"))
+        turns = [{"role": t["role"], "text": t["text"]} for t in d.get("turns", []) if t.get("text", "").strip()]
+        if turns:
+            out.append({"url": d["url"], "site": d.get("site", ""), "title": "", "turns": turns})
+    return out
+
+
+def extraction_pages() -> list[dict[str, Any]]:
+    base = REFERENCE / "extraction"
+    meta = json.loads((base / "evaldata.json").read_text("utf-8"))
+    out = []
+    for url, m in meta.items():
+        if not url.startswith(("http://", "https://")):
+            continue  # a few entries are keyed by file name, not by a page address
+        html = (base / "html" / m["file"]).read_text("utf-8", errors="replace").replace("\0", "")
+        out.append({"url": url, "title": m.get("title") or "", "html": html})
+    return out
+
+
+def generated_notes(n: int, corpus: list[str], seed: int = 5) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    counts = collections.Counter(w.lower() for text in corpus for w in WORD.findall(text))
+    words, weights = zip(*counts.most_common(), strict=True)
+    cum = [0.0] * len(weights)
+    total = 0.0
+    for i, w in enumerate(weights):
+        total += w
+        cum[i] = total
+    notes = []
+    for i in range(n):
+        host = f"site{int(rng.paretovariate(1.2)) % 400}.example"
+        text = " ".join(rng.choices(words, cum_weights=cum, k=rng.randint(12, 40))).capitalize() + "."
+        title = " ".join(rng.choices(words, cum_weights=cum, k=3)).title()
+        notes.append({"url": f"https://{host}/page/{i}", "title": title, "text": text})
+    return notes
+
+
+async def post(session: aiohttp.ClientSession, server: ServerProcess, path: str, body: dict[str, Any]) -> None:
+    headers = {"Authorization": f"Bearer {server.token}"}
+    async with session.post(server.base + path, json=body, headers=headers) as resp:
+        if resp.status == 403:  # a site not on collect: say so once, and collect it (as the person would)
+            host = normalise_url(body["url"]).split("/")[2]
+            async with session.put(server.base + "/api/site-mode", json={"host": host, "mode": "collect"},
+                                   headers=headers) as put:
+                assert put.status == 200, await put.text()
+            return await post(session, server, path, body)
+        if resp.status not in (200, 201):
+            raise RuntimeError(f"{path} {body.get('url')}: HTTP {resp.status} {await resp.text()}")
+
+
+async def build(server: ServerProcess, notes: int) -> dict[str, int]:
+    chats, doms, pages = chatgpt_conversations(), real_dom_conversations(), extraction_pages()
+    corpus = [t["text"] for c in chats + doms for t in c["turns"]]
+    generated = generated_notes(notes, corpus)
+    jobs: list[tuple[str, dict[str, Any]]] = [("/api/captures", c) for c in chats + doms]
+    jobs += [("/api/library/add_text", p) for p in pages]
+    jobs += [("/api/notes", n) for n in generated]
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+        async def worker() -> None:
+            while not queue.empty():
+                path, body = queue.get_nowait()
+                await post(session, server, path, body)
+        await asyncio.gather(*(worker() for _ in range(4)))
+    turns = sum(len(c["turns"]) for c in chats + doms)
+    return {"conversations": len(chats) + len(doms), "turns": turns, "documents": len(pages), "notes": notes,
+            "items": turns + len(pages) + notes}
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
+    queries = json.loads(QUERIES.read_text("utf-8"))["queries"]
+    headers = {"Authorization": f"Bearer {server.token}"}
+    rows, times, floor = [], [], []
+    async with aiohttp.ClientSession() as session:
+        for q in queries:
+            target = normalise_url(q["target"])
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                async with session.get(server.base + "/api/search", params={"q": q["q"], "limit": PANEL_LIMIT},
+                                       headers=headers) as resp:
+                    body = await resp.json()
+                times.append((time.perf_counter() - t0) * 1000)
+                assert resp.status == 200, body
+                t0 = time.perf_counter()  # the same-run floor: a request that does no work
+                async with session.get(server.base + "/api/health", headers=headers) as health:
+                    await health.read()
+                floor.append((time.perf_counter() - t0) * 1000)
+            urls = [r["source_url"] for r in body["results"]]
+            rank = urls.index(target) + 1 if target in urls else None
+            rows.append({**q, "rank": rank, "results": len(urls), "top": urls[:3]})
+    out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT}
+    for kind in ("keywords", "sentence", "all"):
+        sel = [r for r in rows if kind == "all" or r["kind"] == kind]
+        out[kind] = {
+            "n": len(sel),
+            "recall@1": sum(1 for r in sel if r["rank"] == 1) / len(sel),
+            "recall@5": sum(1 for r in sel if r["rank"] and r["rank"] <= 5) / len(sel),
+            "zero_results": sum(1 for r in sel if r["results"] == 0),
+        }
+    out["latency_ms"] = {"p50": statistics.median(times), "p95": pct(times, 95), "max": max(times),
+                         "requests": len(times), "health_p50": statistics.median(floor),
+                         "health_p95": pct(floor, 95)}
+    out["misses"] = [{"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]}
+                     for r in rows if r["rank"] != 1]
+    return out
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--notes", type=int, default=9_000, help="generated notes (default 9000)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="keep the store here (default: a temp dir)")
+    parser.add_argument("--reuse", action="store_true", help="measure the store already in --data-dir")
+    parser.add_argument("--repeat", type=int, default=5, help="times each query is asked, for latency")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "search_quality.json")
+    args = parser.parse_args()
+    if not (REFERENCE / "exports").is_dir():
+        print(f"skipped: no reference corpora at {REFERENCE}")
+        return 0
+    tmp = None if args.data_dir else Path(tempfile.mkdtemp(prefix="wf-searchq-"))
+    data_dir = args.data_dir or tmp / "data"  # type: ignore[operator]
+    server = ServerProcess(data_dir).start()
+    try:
+        built: dict[str, int] | None = None
+        if not args.reuse:
+            t0 = time.perf_counter()
+            built = await build(server, args.notes)
+            print(f"built {built} in {time.perf_counter() - t0:.0f} s")
+        result = await measure(server, args.repeat)
+    finally:
+        server.stop()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    result["store"] = built
+    print(f"\n{'queries':<10} {'n':>3} {'recall@1':>9} {'recall@5':>9} {'no result':>10}")
+    for kind in ("keywords", "sentence", "all"):
+        r = result[kind]
+        print(f"{kind:<10} {r['n']:>3} {r['recall@1']:>9.2f} {r['recall@5']:>9.2f} {r['zero_results']:>10}")
+    lat = result["latency_ms"]
+    print(f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "
+          f"p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
+    print(f"same-run floor GET /api/health: p50 {lat['health_p50']:.1f} ms, p95 {lat['health_p95']:.1f} ms "
+          f"(search p95 = {lat['p95'] / lat['health_p95']:.1f}x the floor's)")
+    print("\nnot first:")
+    for m in result["misses"]:
+        print(f"  rank {m['rank']!s:>4} of {m['results']:>2}  {m['q']}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    return 1 if result["sentence"]["zero_results"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

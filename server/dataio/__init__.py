@@ -1,0 +1,1 @@
+"""Your data in and out: chat-export import, export, backup and restore."""

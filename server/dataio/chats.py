@@ -1,0 +1,289 @@
+"""Read a chat service's data export into the import wire form (pure: no store, no network).
+
+Three shapes are recognised by their content, never by the file name:
+  ChatGPT  a JSON array of {id, title, create_time, current_node, mapping}; the conversation is
+           the path from `current_node` up through `parent` to the root, reversed (the active
+           branch only); times are Unix seconds; page https://chatgpt.com/c/<id>
+  Claude   a JSON array of {uuid, name, created_at, chat_messages: [{uuid, sender, text,
+           content, created_at}]}; ISO-8601 times (a date alone is day-granular); page
+           https://claude.ai/chat/<uuid>
+  Wherefrom  our own JSON export ({"format": "wherefrom-export", ...}, docs/export.schema.json)
+A `.zip` (the services' download) is read for its conversations.json / wherefrom.json.
+
+What is kept: user and assistant messages, each with the service's message id as its native
+id and its own time as valid_at. ChatGPT `code` becomes a fenced block. Everything else is
+counted in `skipped` by reason (system and tool messages by content type, images, attachments,
+empty messages, messages without any date) — never dropped silently. The whole file is checked
+before anything is returned: a malformed one raises ExportFormatError naming the field (and the
+line, for JSON syntax).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from server import ages, limits
+from server.dataio import schema
+from server.textcaps import cap
+
+CHATGPT_PAGE = "https://chatgpt.com/c/{}"
+CLAUDE_PAGE = "https://claude.ai/chat/{}"
+ZIP_MEMBERS = ("conversations.json", "wherefrom.json")
+
+
+class ExportFormatError(ValueError):
+    """The file is not a readable export; the message names the line or field that broke."""
+
+
+@dataclasses.dataclass
+class Parsed:
+    source: str                                         # chatgpt | claude | wherefrom
+    conversations: list[dict[str, Any]]
+    facts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    documents: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    skipped: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    truncated: int = 0
+
+    @property
+    def messages(self) -> int:
+        return sum(len(c["turns"]) for c in self.conversations)
+
+
+def read_file(path: Path) -> Parsed:
+    """Read and check a whole export file (JSON or the service's .zip)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ExportFormatError(f"cannot read {path}: {err.strerror or err}") from None
+    name = path.name
+    if raw[:4] == b"PK\x03\x04":
+        raw, name = _from_zip(raw, path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ExportFormatError(f"{name}: not UTF-8 (byte {err.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ExportFormatError(f"{name}: line {err.lineno}, column {err.colno}: {err.msg}") from None
+    return parse(data)
+
+
+def _from_zip(raw: bytes, path: Path) -> tuple[bytes, str]:
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            names = {Path(n).name: n for n in zf.namelist()}
+            for member in ZIP_MEMBERS:
+                if member in names:
+                    return zf.read(names[member]), f"{path.name}:{names[member]}"
+    except zipfile.BadZipFile as err:
+        raise ExportFormatError(f"{path}: not a readable zip ({err})") from None
+    raise ExportFormatError(f"{path}: the zip holds no conversations.json")
+
+
+def parse(data: Any) -> Parsed:
+    if isinstance(data, dict) and data.get("format") == schema.FORMAT:
+        return parse_wherefrom(data)
+    if not isinstance(data, list):
+        raise ExportFormatError("top level: expected a JSON array of conversations (or a Wherefrom export)")
+    first = next((c for c in data if isinstance(c, dict)), None)
+    if first is None:
+        if data:
+            raise ExportFormatError("[0]: expected a conversation object")
+        return Parsed("chatgpt", [])
+    if "mapping" in first:
+        return parse_chatgpt(data)
+    if "chat_messages" in first:
+        return parse_claude(data)
+    raise ExportFormatError("[0]: neither a ChatGPT conversation (mapping) nor a Claude one (chat_messages)")
+
+
+# -- shared checks ------------------------------------------------------------------------------
+
+def _need(obj: Any, key: str, kinds: tuple[type, ...], where: str, *, optional: bool = False) -> Any:
+    if not isinstance(obj, dict):
+        raise ExportFormatError(f"{where}: expected an object")
+    if key not in obj or obj[key] is None:
+        if optional:
+            return None
+        raise ExportFormatError(f"{where}.{key}: missing")
+    value = obj[key]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join("number" if k in (int, float) else k.__name__ for k in kinds)
+        raise ExportFormatError(f"{where}.{key}: expected {names}, got {type(value).__name__}")
+    return value
+
+
+def _text(value: str, parsed: Parsed) -> str:
+    if len(value) > limits.TURN_CHARS:
+        parsed.truncated += 1
+        return cap(value, limits.TURN_CHARS)
+    return value
+
+
+def _turn(role: str, text: str, native_id: str, valid_at: float, granularity: str) -> dict[str, Any]:
+    return {"role": role, "text": text, "native_id": native_id, "valid_at": valid_at, "granularity": granularity}
+
+
+# -- ChatGPT ------------------------------------------------------------------------------------
+
+def parse_chatgpt(data: list[Any]) -> Parsed:
+    parsed = Parsed("chatgpt", [])
+    for n, conv in enumerate(data):
+        where = f"[{n}]"
+        cid = _need(conv, "id", (str,), where)
+        mapping = _need(conv, "mapping", (dict,), where)
+        title = _need(conv, "title", (str,), where, optional=True) or ""
+        created = _need(conv, "create_time", (int, float), where, optional=True)
+        node_id = _need(conv, "current_node", (str,), where, optional=True)
+        path: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        while node_id is not None:
+            nwhere = f"{where}.mapping[{node_id!r}]"
+            if node_id in seen:
+                raise ExportFormatError(f"{nwhere}: the parent chain loops")
+            seen.add(node_id)
+            node = mapping.get(node_id)
+            if not isinstance(node, dict):
+                raise ExportFormatError(f"{nwhere}: missing (named by current_node or a parent)")
+            path.append(node)
+            node_id = _need(node, "parent", (str,), nwhere, optional=True)
+        turns = []
+        for node in reversed(path):
+            nwhere = f"{where}.mapping[{node.get('id')!r}].message"
+            msg = node.get("message")
+            if msg is None:
+                continue
+            turn = _chatgpt_message(msg, nwhere, created, parsed)
+            if turn is not None:
+                turns.append(turn)
+        parsed.conversations.append({
+            "url": CHATGPT_PAGE.format(cid), "site": "chatgpt", "title": title, "created_at": created,
+            "native_id": cid, "turns": turns,
+        })
+    return parsed
+
+
+def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Parsed) -> dict[str, Any] | None:
+    mid = _need(msg, "id", (str,), where)
+    author = _need(msg, "author", (dict,), where)
+    role = _need(author, "role", (str,), f"{where}.author")
+    content = _need(msg, "content", (dict,), where)
+    ctype = _need(content, "content_type", (str,), f"{where}.content")
+    when = _need(msg, "create_time", (int, float), where, optional=True)
+    if role not in ("user", "assistant"):
+        parsed.skipped[f"{role} message ({ctype})"] += 1
+        return None
+    if ctype in ("text", "multimodal_text"):
+        parts = _need(content, "parts", (list,), f"{where}.content")
+        texts = []
+        for k, part in enumerate(parts):
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                parsed.skipped[f"{part.get('content_type', 'non-text')} part"] += 1
+            else:
+                raise ExportFormatError(f"{where}.content.parts[{k}]: expected text or an object")
+        text = "\n\n".join(t for t in texts if t.strip())
+    elif ctype == "code":
+        code = _need(content, "text", (str,), f"{where}.content")
+        lang = _need(content, "language", (str,), f"{where}.content", optional=True) or ""
+        lang = "" if lang == "unknown" else lang
+        text = f"```{lang}\n{code.replace(chr(13) + chr(10), chr(10))}\n```" if code.strip() else ""
+    else:
+        parsed.skipped[f"{role} {ctype}"] += 1
+        return None
+    if not text.strip():
+        parsed.skipped["empty message"] += 1
+        return None
+    valid_at = when if when is not None else conv_time
+    if valid_at is None:
+        parsed.skipped["message without a date"] += 1
+        return None
+    return _turn(role, _text(text, parsed), mid, float(valid_at), ages.INSTANT)
+
+
+# -- Claude -------------------------------------------------------------------------------------
+
+def _claude_time(value: Any, where: str) -> tuple[float, str]:
+    """ISO-8601 instant (Z or offset; naive means UTC) -> instant; a date alone -> day."""
+    if not isinstance(value, str):
+        raise ExportFormatError(f"{where}: expected an ISO-8601 time, got {type(value).__name__}")
+    try:
+        if len(value) == 10:
+            from server.memory.facts import day_valid_at
+
+            return day_valid_at(dt.date.fromisoformat(value).isoformat()), ages.DAY
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, Exception) as err:  # day_valid_at raises BadRequest for out-of-range days
+        raise ExportFormatError(f"{where}: not an ISO-8601 time ({value!r})") from err
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.timestamp(), ages.INSTANT
+
+
+def parse_claude(data: list[Any]) -> Parsed:
+    parsed = Parsed("claude", [])
+    for n, conv in enumerate(data):
+        where = f"[{n}]"
+        cid = _need(conv, "uuid", (str,), where)
+        title = _need(conv, "name", (str,), where, optional=True) or ""
+        created = None
+        if conv.get("created_at") is not None:
+            created = _claude_time(conv["created_at"], f"{where}.created_at")[0]
+        messages = _need(conv, "chat_messages", (list,), where)
+        turns = []
+        for k, msg in enumerate(messages):
+            mwhere = f"{where}.chat_messages[{k}]"
+            mid = _need(msg, "uuid", (str,), mwhere)
+            sender = _need(msg, "sender", (str,), mwhere)
+            text = _need(msg, "text", (str,), mwhere, optional=True) or ""
+            blocks = _need(msg, "content", (list,), mwhere, optional=True) or []
+            block_texts = []
+            for b, block in enumerate(blocks):
+                btype = _need(block, "type", (str,), f"{mwhere}.content[{b}]")
+                if btype == "text":
+                    block_texts.append(_need(block, "text", (str,), f"{mwhere}.content[{b}]"))
+                else:
+                    parsed.skipped[f"{btype} block"] += 1
+            if not text.strip():
+                text = "\n\n".join(t for t in block_texts if t.strip())
+            for key in ("attachments", "files"):
+                items = _need(msg, key, (list,), mwhere, optional=True) or []
+                if items:
+                    parsed.skipped[key.rstrip("s")] += len(items)
+            when = msg.get("created_at")
+            valid_at, gran = (_claude_time(when, f"{mwhere}.created_at") if when is not None
+                              else (created, ages.INSTANT))
+            role = {"human": "user", "assistant": "assistant"}.get(sender)
+            if role is None:
+                parsed.skipped[f"{sender} message"] += 1
+                continue
+            if not text.strip():
+                parsed.skipped["empty message"] += 1
+                continue
+            if valid_at is None:
+                parsed.skipped["message without a date"] += 1
+                continue
+            turns.append(_turn(role, _text(text, parsed), mid, valid_at, gran))
+        parsed.conversations.append({
+            "url": CLAUDE_PAGE.format(cid), "site": "claude", "title": title, "created_at": created,
+            "native_id": cid, "turns": turns,
+        })
+    return parsed
+
+
+# -- our own export -----------------------------------------------------------------------------
+
+def parse_wherefrom(data: dict[str, Any]) -> Parsed:
+    found = schema.problem(data)
+    if found is not None:
+        raise ExportFormatError(found)
+    return Parsed("wherefrom", list(data["conversations"]), list(data["facts"]), list(data["documents"]))

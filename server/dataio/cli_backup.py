@@ -1,0 +1,197 @@
+"""`wherefrom backup FILE` and `wherefrom restore FILE`.
+
+Backup opens the database itself, read-only, beside the running server (WAL lets a second
+connection read one consistent snapshot while the server keeps writing), and copies it with
+SQLite's online backup API in a single step — one read transaction, so the copy is the database
+as of one instant and is never restarted by the server's writes. The copy is checked
+(`PRAGMA integrity_check`), made 0600 and renamed into place; an existing FILE is refused.
+The server need not run.
+
+Restore needs the server stopped: it refuses while a server on --port answers /api/health for
+this data dir, and while any process holds the database open (an exclusive-lock probe, which
+also catches a server on another port). It refuses a file that fails integrity_check, that is
+not a Wherefrom database, or whose schema is newer than this build's migrations. The current
+database (with its -wal and -shm) is kept aside as wherefrom.db.before-restore-<time>, then the
+backup is copied in. The next `wherefrom serve` opens it (and applies any older-schema
+migrations).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from server.settings import default_data_dir
+from server.store.db import migration_files
+
+DB_NAME = "wherefrom.db"
+
+
+def add_commands(sub: Any, common: Any) -> None:
+    b = sub.add_parser("backup", help="copy the database to FILE (SQLite online backup; the server may run)")
+    common(b)
+    b.add_argument("file", type=Path, metavar="FILE")
+    b.set_defaults(func=cmd_backup)
+    r = sub.add_parser("restore", help="replace the database with FILE (the server must be stopped)")
+    common(r)
+    r.add_argument("file", type=Path, metavar="FILE")
+    r.set_defaults(func=cmd_restore)
+
+
+class RefusedError(Exception):
+    pass
+
+
+def backup(db: Path, dest: Path) -> dict[str, Any]:
+    """Copy `db` to `dest` through the backup API from a read-only connection."""
+    if not db.exists():
+        raise RefusedError(f"no database at {db}")
+    if dest.exists():
+        raise RefusedError(f"{dest} exists; choose a new file name")
+    tmp = dest.with_name(dest.name + ".partial")
+    tmp.unlink(missing_ok=True)
+    started = time.perf_counter()
+    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        dst = sqlite3.connect(tmp)
+        try:
+            src.backup(dst)  # pages=-1: every page in one step, one read snapshot
+            dst.execute("PRAGMA journal_mode=DELETE")
+            copied = time.perf_counter()
+            problems = integrity(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    if problems:
+        tmp.unlink(missing_ok=True)
+        raise RefusedError(f"the copy failed integrity_check: {problems[:3]}")
+    os.replace(tmp, dest)
+    done = time.perf_counter()
+    return {"bytes": dest.stat().st_size, "seconds": done - started, "copy_seconds": copied - started,
+            "check_seconds": done - copied}
+
+
+def integrity(con: sqlite3.Connection) -> list[str]:
+    rows = [r[0] for r in con.execute("PRAGMA integrity_check")]
+    return [] if rows == ["ok"] else rows
+
+
+def check_restorable(path: Path) -> str:
+    """The backup's schema version, or RefusedError saying why it cannot be restored."""
+    if not path.is_file():
+        raise RefusedError(f"{path} is not a file")
+    with path.open("rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise RefusedError(f"{path} is not an SQLite database")
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        problems = integrity(con)
+        if problems:
+            raise RefusedError(f"{path} fails integrity_check: {problems[:3]}")
+        try:
+            names = {r[0] for r in con.execute("SELECT name FROM schema_migrations")}
+        except sqlite3.DatabaseError:
+            raise RefusedError(f"{path} is not a Wherefrom database (no schema_migrations)") from None
+    except sqlite3.DatabaseError as err:
+        raise RefusedError(f"{path} fails integrity_check: {err}") from None
+    finally:
+        con.close()
+    known = {name for name, _ in migration_files()}
+    newer = sorted(names - known)
+    if newer:
+        raise RefusedError(f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first")
+    return max(names) if names else ""
+
+
+def server_holding(db: Path, port: int, token: str | None) -> str | None:
+    """Why the database is in use (a server answering for it, or any open connection), else None."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/health")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=2) as resp:  # noqa: S310 - fixed loopback URL
+            health = json.loads(resp.read())
+        if Path(health.get("db", {}).get("path", "")).resolve() == db.resolve():
+            return f"the server (pid {health['build']['pid']}) on port {port} has it open; stop it first"
+    except (OSError, ValueError, KeyError):
+        pass
+    if not db.exists():
+        return None
+    con = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        con.execute("PRAGMA locking_mode=EXCLUSIVE")
+        con.execute("BEGIN EXCLUSIVE")
+        con.execute("ROLLBACK")
+    except sqlite3.OperationalError:
+        return "another process has the database open (a server on another port?); stop it first"
+    finally:
+        con.close()
+    return None
+
+
+def restore(data_dir: Path, source: Path, port: int) -> dict[str, Any]:
+    db = data_dir / DB_NAME
+    schema_version = check_restorable(source)
+    token_path = data_dir / "token"
+    token = token_path.read_text("ascii").strip() if token_path.exists() else None
+    busy = server_holding(db, port, token)
+    if busy:
+        raise RefusedError(busy)
+    aside = None
+    if db.exists():
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = db.with_name(f"{DB_NAME}.before-restore-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            f = db.with_name(DB_NAME + suffix)
+            if f.exists():
+                os.replace(f, aside.with_name(aside.name + suffix))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = db.with_name(DB_NAME + ".restoring")
+    tmp.unlink(missing_ok=True)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(tmp)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    os.replace(tmp, db)
+    return {"schema": schema_version, "aside": str(aside) if aside else None}
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    db = (args.data_dir or default_data_dir()) / DB_NAME
+    try:
+        done = backup(db, args.file)
+    except (RefusedError, sqlite3.Error, OSError) as err:
+        print(f"wherefrom backup: {err}", file=sys.stderr)
+        return 1
+    print(f"backed up {db} to {args.file}: {done['bytes'] / 1e6:.1f} MB in {done['seconds']:.2f} s "
+          f"(copy {done['copy_seconds']:.2f} s, integrity check {done['check_seconds']:.2f} s), integrity ok")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        done = restore(data_dir, args.file, args.port)
+    except (RefusedError, sqlite3.Error, OSError) as err:
+        print(f"wherefrom restore: refused: {err}", file=sys.stderr)
+        return 1
+    print(f"restored {args.file} into {data_dir / DB_NAME} (schema {done['schema']})")
+    if done["aside"]:
+        print(f"  the previous database is kept as {done['aside']}")
+    print("  start the server again: wherefrom serve")
+    return 0

@@ -1,0 +1,60 @@
+"""How a stored item is shown outside the panel (`wherefrom search`, the MCP tools): always with
+its provenance: where it came from (url, site), what it is (kind, title) and how old it is.
+
+One formatter: the CLI and the agent tools print results through `item_line` / `results_text`,
+and `--json` / structured answers through `provenance`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.textcaps import cap
+
+SNIPPET_CHARS = 240
+ANSWER_CHARS = 20_000  # one tool answer or printed page, at most (an agent's context is not free)
+
+
+def provenance(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields every shown result carries (the server's answer, renamed for readers)."""
+    age = item.get("age") or {}
+    out: dict[str, Any] = {
+        "kind": item.get("kind", ""),
+        "id": item.get("id"),
+        "url": item.get("source_url", ""),
+        "site": item.get("source_host", ""),
+        "title": item.get("title") or item.get("source_ref") or "",
+        "age": age.get("label", "") if isinstance(age, dict) else str(age),
+        "snippet": cap(" ".join(str(item.get("text", "")).split()), SNIPPET_CHARS, ellipsis=True),
+    }
+    for extra in ("role", "conversation_id", "chunk"):
+        if extra in item:
+            out[extra] = item[extra]
+    return out
+
+
+def item_line(n: int, item: dict[str, Any]) -> str:
+    """`n. [kind] title — site, age` then the url and the snippet, indented."""
+    p = provenance(item)
+    kind = p["kind"] + (f" ({p['role']})" if p.get("role") else "")
+    head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {p['age'] or 'age unknown'}"
+    ident = f"  id {p['id']}" if p["kind"] == "document" else ""
+    return f"{head}\n   {p['url']}{ident}\n   {p['snippet']}"
+
+
+def results_text(query: str, results: list[dict[str, Any]]) -> str:
+    if not results:
+        return f'No stored item matches "{query}". Try fewer or other words.'
+    noun = "result" if len(results) == 1 else "results"
+    lines = [f'{len(results)} {noun} for "{query}":', ""]
+    lines += [item_line(n, item) for n, item in enumerate(results, 1)]
+    return "\n".join(lines)
+
+
+def cut(text: str, limit: int = ANSWER_CHARS) -> str:
+    """`text` whole, or cut by the one cap rule (server.textcaps) to at most `limit` characters,
+    ending with a line that says it was cut and how much is missing."""
+    if len(text) <= limit:
+        return text
+    head = cap(text, max(0, limit - 100))
+    return f"{head}…\n\n[cut: showing the first {len(head):,} of {len(text):,} characters]"
