@@ -120,7 +120,7 @@
       var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
       for (var t = walker.nextNode(); t; t = walker.nextNode()) {
         if (code.contains(t)) break;
-        var s = t.data.trim();
+        var s = (t.nodeValue || '').trim();
         if (!s || !LANG_WORD.test(s) || NOT_A_LANG.test(s)) continue;
         var holder = t.parentElement;
         if (holder && holder.closest('button')) continue;
