@@ -27,6 +27,12 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from e2e.harness.real_pages import describe_expected_failures
+
+    return [describe_expected_failures()]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     processes.session_start(session.config)  # "do you leak?": count our processes before and after
     _SESSION_T0.append(time.monotonic())
@@ -60,6 +66,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if tr is not None:
             tr.write_line(f"farm: site health matrix in {path} (and health.html)")
             tr.write_line(matrix["line"])
+            from e2e.harness.real_pages import describe_expected_failures
+
+            tr.write_line(f"farm: {describe_expected_failures()}")
         # a whole-farm run where a cell never ran is not green: silence is not "passed"
         not_run = sum(s.get("not_run", 0) for s in matrix["summary"].values())
         if not_run and _whole_farm(session.config) and session.exitstatus == 0:

@@ -103,6 +103,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     health["probe_requests"] = len(probes)
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
     health["selector_misses"] = len(misses)
+    health["misses"] = [m.get("kind") or "no_turns" for m in misses]
 
     # composer: insert a memory through the side panel's path, into the site's own editor model
     text = f"Remembered fact {secrets.token_hex(3)}"
@@ -180,12 +181,15 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     assert got == expected, (
         f"stored conversation differs from ground truth: {first_diff(got, expected)}"
     )
-    assert ed["found"], "the fixture has no [data-wf-editor] element"
-    assert inserted, (
-        f"insert failed: answer {answer}, editor model {ed['model'][:200]!r}, submitted {ed['submitted']}"
-    )
+    has_composer = fixture.expected.get("composer", True) is not False  # share pages have none
+    if has_composer:
+        assert ed["found"], "the fixture has no [data-wf-editor] element"
+        assert inserted, (
+            f"insert failed: answer {answer}, editor model {ed['model'][:200]!r}, submitted {ed['submitted']}"
+        )
     assert notes_sent, "no POST /api/notes on the wire after saving a note in the panel"
     assert in_panel, "the note does not show under 'From this page' in the side panel"
     assert note_green, f"the toolbar icon did not turn green (title: {green_title!r})"
-    assert panel_insert, "the panel's Insert button did not put the note into the composer"
+    if has_composer:
+        assert panel_insert, "the panel's Insert button did not put the note into the composer"
     assert ledger_error is None, ledger_error

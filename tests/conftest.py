@@ -34,7 +34,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}"]
+    from e2e.harness.real_pages import describe_expected_failures
+
+    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}",
+            describe_expected_failures()]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The real-page gate's expected-failure list, whenever real pages were run (also with -q)."""
+    if any("test_real_dom" in r.nodeid for k in ("passed", "failed", "xfailed", "xpassed")
+           for r in terminalreporter.stats.get(k, [])):
+        from e2e.harness.real_pages import describe_expected_failures
+
+        terminalreporter.write_line(describe_expected_failures())
 
 
 @dataclasses.dataclass

@@ -145,14 +145,19 @@ export async function forwardCapture(tab, payload) {
 /**
  * content:selector-miss: remembered locally for the Activity view (and logged). Nothing is sent.
  * @param {chrome.tabs.Tab} tab
- * @param {{site: string, detail?: unknown}} payload
+ * The kind (`no_turns`, `missing_role`, `empty_turn`), the layouts tried and the URL's path
+ * pattern come from the content script; never page text.
+ * @param {{site: string, kind?: string, layouts?: string[], path?: string, detail?: string}} payload
  */
 export async function recordSelectorMiss(tab, payload) {
   const d = await decide(tab.url);
   const { selectorMisses } = await getLocal(['selectorMisses']);
   // the detail is bounded by the protocol (shared/protocol.js); cut again here, the one writer
   const detail = typeof payload.detail === 'string' ? capChars(payload.detail, P.LIMITS.detail, { ellipsis: true }) : null;
-  const miss = { at: Date.now(), site: payload.site, url: d.url, host: d.host, detail };
+  const miss = {
+    at: Date.now(), site: payload.site, kind: payload.kind || 'no_turns', layouts: payload.layouts || [],
+    path: payload.path || '', url: d.url, host: d.host, detail,
+  };
   console.warn('wherefrom: selector miss', miss);
   await setLocal({ selectorMisses: [...selectorMisses, miss].slice(-50) });
   return { ok: true, message: 'noted' };

@@ -10,8 +10,10 @@
  *     it has settled: the registry's done signal says so, or (no signal) the text stopped changing;
  *   - once per conversation, when the layout is virtualised or lazily loaded, the registry's
  *     scroller is walked to the top and back, collecting, and the reader's position restored;
- *   - when no alternative finds a turn on a page that should have some, SELECTOR_MISS is sent
- *     once per page (never a silent "0 turns").
+ *   - the page's own data (registry `page_data`, pagedata.js) is the second source where the DOM
+ *     shows fewer turns than it (share pages);
+ *   - no silent partial capture: a conversation page whose settled capture has no turns, turns
+ *     of one role only or an empty turn sends SELECTOR_MISS with the kind (once per kind and page).
  * The background takes the URL and title from sender.tab: no message here carries them.
  */
 (function () {
@@ -37,10 +39,13 @@
     this.site = site;
     this.acc = new X.Accumulator();
     this.timer = null;
+    this.timerAt = 0;
     this.lastMutation = 0;
     this.lastSent = '';
     this.layout = null;
-    this.missSent = false;
+    this.missesSent = {};
+    this.tried = [];
+    this.source = null;
     this.collecting = false;
     this.collected = false;
     this.href = location.href;
@@ -57,17 +62,17 @@
       if (l.streaming && l.streaming.attr) attrs.push(l.streaming.attr);
     });
     this.observer = new MutationObserver(function (records) {
-      if (self.relevant(records)) self.onMutation();
+      if (self.relevant(records)) self.onMutation(records);
     });
     this.observerOptions = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: attrs };
     this.observe(document);
-    this.onMutation();
+    this.onMutation(null);
   };
 
   Runtime.prototype.observe = function (root) {
     if (this.observed.has(root)) return;
     this.observed.add(root);
-    this.observer.observe(root, this.observerOptions);
+    /** @type {MutationObserver} */ (this.observer).observe(root, this.observerOptions);
   };
 
   /** Open shadow roots (legacy Copilot) are observed as they appear. */
@@ -87,6 +92,7 @@
   Runtime.prototype.relevant = function (records) {
     var box = this.container;
     if (!box || !box.isConnected || this.site.shadow) return true;
+    if (this.streamEnded(records)) return true;   // the stop button (outside the thread) went away
     var attr = this.layout && this.layout.streaming && this.layout.streaming.attr;
     for (var i = 0; i < records.length; i++) {
       var r = records[i];
@@ -104,12 +110,29 @@
     return box || null;
   }
 
-  Runtime.prototype.onMutation = function () {
+  Runtime.prototype.onMutation = function (records) {
     this.lastMutation = Date.now();
-    if (this.timer === null && !this.collecting) {
-      var self = this;
-      this.timer = setTimeout(function () { self.timer = null; self.tick(); }, DEBOUNCE_MS);
+    if (this.collecting) return;
+    // the reply's done signal: read soon, not at the end of the "still growing" wait
+    if (this.timer !== null && this.timerAt - Date.now() > DEBOUNCE_MS && this.streamEnded(records)) {
+      clearTimeout(this.timer);
+      this.timer = null;
     }
+    if (this.timer === null) this.schedule(DEBOUNCE_MS);
+  };
+
+  Runtime.prototype.schedule = function (wait) {
+    var self = this;
+    this.timerAt = Date.now() + wait;
+    this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
+  };
+
+  /** While a reply grows: did these mutations end it (the layout's streaming signal went away)? */
+  Runtime.prototype.streamEnded = function (records) {
+    var spec = this.phase === 'growing' && this.layout && this.layout.streaming;
+    if (!spec || !records) return false;
+    if (spec.attr && records.some(function (r) { return r.attributeName === spec.attr; })) return true;
+    return !!spec.selector && !X.queryAll(document, X.asSelector(spec.selector), !!this.site.shadow).length;
   };
 
   /** Is the page's URL one that must show turns (registry `conversation`, else a composer)? */
@@ -119,29 +142,63 @@
     return !!ns.composer.find(this.site);
   };
 
+  /**
+   * Read the page: the DOM first; the page's own data (registry `page_data`, share pages) when
+   * the DOM shows no turns or fewer turns than that data. Returns the extractor's find
+   * ({layout, turns, tried, empty, source}); merged into the accumulator when it has turns.
+   */
   Runtime.prototype.read = function () {
     var found = X.detect(document, this.site);
-    if (!found) return null;
+    var data = ns.pageData && this.site.page_data ? ns.pageData.read(document, this.site) : null;
+    if (data && data.turns.length > found.turns.length) {
+      found = {
+        layout: { id: 'page-data:' + data.reader.id, lazy: 'none' },
+        turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, id: t.id, streaming: false }; }),
+        tried: found.tried.concat('page-data:' + data.reader.id), empty: [], source: 'page-data',
+      };
+    } else if (data) {
+      found.tried = found.tried.concat('page-data:' + data.reader.id);
+    }
+    this.tried = found.tried;
+    if (!found.turns.length) return found;
     this.layout = found.layout;
+    this.source = found.source;
     this.container = commonAncestor(found.turns.map(function (t) { return t.el; }).filter(Boolean));
     this.acc.merge(found.turns);
     return found;
   };
 
+  /**
+   * No silent partial capture: once a conversation page has settled, a capture with no turns,
+   * turns of one role only or an empty turn records one miss (its kind, the site, the layouts
+   * tried, the URL's path pattern; never page text). One miss per kind per page.
+   */
+  Runtime.prototype.checkSettled = function (found) {
+    if (!this.shouldHaveTurns()) return;
+    var turns = this.acc.turns();
+    var kind = X.missKind(turns, { source: found.source, empty: found.empty });
+    if (!kind || this.missesSent[kind]) return;
+    this.missesSent[kind] = true;
+    send(M.SELECTOR_MISS, {
+      site: this.site.id,
+      kind: kind,
+      layouts: (found.tried || []).slice(0, 20),
+      path: X.pathPattern(location.pathname),
+      detail: kind === 'no_turns' ? 'no layout matched (' + (found.tried || []).join(', ') + ')'
+        : kind === 'missing_role' ? 'turns of one role only (layout ' + (found.layout ? found.layout.id : '?') + ')'
+          : 'a turn with no visible text (layout ' + (found.layout ? found.layout.id : '?') + ')',
+    });
+  };
+
   Runtime.prototype.tick = function () {
+    var self = this;
     if (location.href !== this.href) this.reset();
     this.observeShadows();
     var found = this.read();
     var quiet = Date.now() - this.lastMutation >= QUIET_MS;
-    if (!found) {
+    if (!found.turns.length) {
       this.phase = quiet ? 'idle' : 'waiting';
-      if (quiet && !this.missSent && this.shouldHaveTurns()) {
-        this.missSent = true;
-        send(M.SELECTOR_MISS, {
-          site: this.site.id,
-          detail: 'no layout matched (' + this.site.layouts.map(function (l) { return l.id; }).join(', ') + ')',
-        });
-      }
+      if (quiet) this.checkSettled(found);
       if (!quiet) this.again();
       return;
     }
@@ -151,9 +208,10 @@
     this.emit(settled);
     if (settled && !this.collected && found.layout.lazy && found.layout.lazy !== 'none') {
       this.collected = true;
-      this.scrollCollect(found.layout);
+      this.scrollCollect(found.layout).then(function () { self.checkSettled(found); });
       return;
     }
+    if (settled) this.checkSettled(found);
     this.phase = settled ? 'idle' : 'growing';
     if (!settled) this.again();
   };
@@ -161,9 +219,7 @@
   /** While a reply is still growing, look again once more (a single timeout, not a poll). */
   Runtime.prototype.again = function () {
     if (this.timer !== null) return;
-    var self = this;
-    var wait = Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation));
-    this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
+    this.schedule(Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation)));
   };
 
   Runtime.prototype.emit = function (settled) {
@@ -178,17 +234,21 @@
     this.href = location.href;
     this.acc = new X.Accumulator();
     this.lastSent = '';
-    this.missSent = false;
+    this.missesSent = {};
     this.collected = false;
   };
 
   // ---------------------------------------------------------------- scroll and collect
 
+  /** @returns {Promise<void>} */
   function frame() {
     return new Promise(function (resolve) { requestAnimationFrame(function () { resolve(); }); });
   }
 
-  /** Resolve after the DOM has been quiet for `quiet` ms (or `max` ms at most). */
+  /**
+   * Resolve after the DOM has been quiet for `quiet` ms (or `max` ms at most).
+   * @param {number} quiet @param {number} max @returns {Promise<void>}
+   */
   function settleDom(quiet, max) {
     return new Promise(function (resolve) {
       var start = Date.now();
@@ -238,7 +298,7 @@
     var step = Math.max(50, Math.floor(scroller.clientHeight / 2));
     var lazy = layout.lazy === 'lazy-backward';
 
-    function collectNow() { var f = X.detect(document, self.site); if (f) self.acc.merge(f.turns); }
+    function collectNow() { var f = X.detect(document, self.site); if (f.turns.length) self.acc.merge(f.turns); }
 
     async function run() {
       var stuck = 0;
@@ -309,7 +369,8 @@
     state: function () {
       return {
         phase: runtime.phase, timer: runtime.timer !== null, collecting: runtime.collecting,
-        layout: runtime.layout && runtime.layout.id, turns: runtime.acc.turns(),
+        layout: runtime.layout && runtime.layout.id, source: runtime.source, tried: runtime.tried,
+        turns: runtime.acc.turns(),
       };
     },
     scrollCollect: function () {

@@ -39,11 +39,11 @@
     var out = [];
     (function visit(r) {
       var walker = document.createTreeWalker(r, NodeFilter.SHOW_ELEMENT);
-      var el = walker.nextNode();
+      var el = /** @type {Element | null} */ (walker.nextNode());
       while (el) {
         if (el.matches(selector)) out.push(el);
         if (el.shadowRoot) visit(el.shadowRoot);
-        el = walker.nextNode();
+        el = /** @type {Element | null} */ (walker.nextNode());
       }
     })(root);
     return out;
@@ -248,36 +248,185 @@
   }
   var contentCache = new WeakMap();  // turn element -> {text, markdown} last read
 
+  /** The Markdown of several parts of one turn (a report and the answer under it), in order. */
+  function joinMarkdown(list) {
+    var parts = list.filter(function (m) { return typeof m === 'string' && m; });
+    return parts.length ? parts.join('\n\n') : undefined;
+  }
+
+  /** Is the element rendered (no hidden ancestor, a box on the page)? */
+  function shown(el) {
+    if (typeof el.checkVisibility === 'function') return el.checkVisibility({ visibilityProperty: true });
+    return el.getClientRects().length > 0;
+  }
+
+  /**
+   * Pair-form layouts with `join: "consecutive"`: matches of the same role that follow each other
+   * are one turn (a site without a per-answer container, where one answer is several blocks:
+   * a report card and the answer under it). Document order is kept.
+   */
+  function joinConsecutive(list) {
+    var out = [];
+    list.forEach(function (t) {
+      var prev = out[out.length - 1];
+      if (prev && prev.role === t.role) prev.parts.push(t.el);
+      else out.push({ el: t.el, role: t.role, parts: [t.el] });
+    });
+    return out;
+  }
+
   /**
    * The turns one layout finds mounted now: [{el, role, text, id, streaming}], document order.
-   * Turns whose visible text is empty (placeholders, a reply that has not started) are dropped.
+   * Turns whose visible text is empty (placeholders, a reply that has not started) are dropped
+   * from the list and counted in its `empty` property ([{role}], for the no-silent-partial check).
    */
   function readMounted(root, site, layout) {
     var deep = !!site.shadow;
     var adapter = ns.adapters[site.id] || {};
     var list = orderedTurnElements(root, site, layout);
+    var groups = layout.join === 'consecutive' ? joinConsecutive(list)
+      : list.map(function (t) { return { el: t.el, role: t.role, parts: [t.el] }; });
     var out = [];
-    list.forEach(function (t) {
-      var content = turnContent(t.el, t.role, site, layout);
-      if (!content.text) return;
+    var empty = [];
+    groups.forEach(function (g) {
+      var contents = g.parts.map(function (p) { return turnContent(p, g.role, site, layout); });
+      var text = normalise(contents.map(function (c) { return c.text; }).join(' '));
+      if (!text) {
+        // an element the reader cannot see (a hidden swipe alternate) is not an empty turn
+        if (shown(g.el)) empty.push({ role: g.role });
+        return;
+      }
       out.push({
-        el: t.el,
-        role: t.role,
-        text: content.text,
-        markdown: content.markdown,
-        id: nativeId(t.el, layout.native_id),
-        streaming: isStreaming(root, t.el, layout.streaming, deep),
+        el: g.el,
+        role: g.role,
+        text: text,
+        markdown: joinMarkdown(contents.map(function (c) { return c.markdown; })),
+        id: nativeId(g.el, layout.native_id),
+        streaming: g.parts.some(function (p) { return isStreaming(root, p, layout.streaming, deep); }),
       });
     });
-    return adapter.turns ? adapter.turns(out, { root: root, site: site, layout: layout }) : out;
+    var turns = adapter.turns ? adapter.turns(out, { root: root, site: site, layout: layout }) : out;
+    turns.empty = empty;
+    return turns;
   }
 
-  /** The first layout alternative (newest first) that finds turns, with them; else null. */
+  // ---------------------------------------------------------------- report and artifact panels
+
+  /**
+   * Open report/artifact panels of the site (registry `panels`): [{el, text, panel}], for panels
+   * showing text. A panel inside a turn element is already part of that turn.
+   */
+  function readPanels(root, site, turnEls) {
+    var out = [];
+    (site.panels || []).forEach(function (p) {
+      queryAll(root, asSelector(p.selector), !!site.shadow).forEach(function (el) {
+        if (turnEls.some(function (t) { return t === el || t.contains(el) || el.contains(t); })) return;
+        var content = turnContent(el, 'assistant', site, { text: p.text, exclude: p.exclude });
+        if (content.text) out.push({ el: el, text: content.text, markdown: content.markdown, panel: p });
+      });
+    });
+    return out;
+  }
+
+  /**
+   * An open panel's text belongs to the assistant turn that produced it: the last turn holding
+   * the panel's `opener` (the card that opens it) when one is found, else the last assistant turn.
+   */
+  function attachPanels(turns, panels) {
+    panels.forEach(function (p) {
+      var target = null;
+      var opener = asSelector(p.panel.opener);
+      if (opener) {
+        for (var k = turns.length - 1; k >= 0 && !target; k--) {
+          var t = turns[k];
+          if (t.role === 'assistant' && t.el && (t.el.matches(opener) || t.el.querySelector(opener))) target = t;
+        }
+      }
+      if (!target) {
+        for (var i = turns.length - 1; i >= 0 && !target; i--) if (turns[i].role === 'assistant') target = turns[i];
+      }
+      if (target) {
+        target.text = normalise(target.text + ' ' + p.text);
+        target.markdown = joinMarkdown([target.markdown, p.markdown]);
+      }
+    });
+  }
+
+  function bothRoles(turns) {
+    var u = false, a = false;
+    turns.forEach(function (t) { if (t.role === 'user') u = true; else if (t.role === 'assistant') a = true; });
+    return u && a;
+  }
+
+  /**
+   * The first layout alternative (newest first) that finds turns of both roles (else the first
+   * that finds any), with them; else the open panels as the page's assistant turns (a page
+   * showing only a report); else no turns.
+   * `tried` lists every alternative looked at; `empty` the turns dropped for having no text.
+   */
   function detect(root, site) {
-    for (var i = 0; i < site.layouts.length; i++) {
-      var turns = readMounted(root, site, site.layouts[i]);
-      if (turns.length) return { layout: site.layouts[i], turns: turns };
+    function found(layout, turns) {
+      attachPanels(turns, readPanels(root, site, turns.map(function (t) { return t.el; })));
+      return { layout: layout, turns: turns, tried: tried, empty: turns.empty || [], source: 'dom' };
     }
+    var tried = [];
+    var empty = [];
+    var oneSided = null;   // the first alternative that found turns of one role only
+    for (var i = 0; i < site.layouts.length; i++) {
+      var layout = site.layouts[i];
+      tried.push(layout.id);
+      var turns = readMounted(root, site, layout);
+      if (turns.length && !bothRoles(turns)) {
+        // a share page can match an older alternative on one side only: look further
+        if (!oneSided) oneSided = { layout: layout, turns: turns };
+        continue;
+      }
+      if (turns.length) return found(layout, turns);
+      empty = empty.concat(turns.empty || []);
+    }
+    if (oneSided) return found(oneSided.layout, oneSided.turns);
+    var panels = readPanels(root, site, []);
+    if (panels.length) {
+      tried.push('panels');
+      return {
+        layout: { id: 'panel:' + panels[0].panel.id, lazy: 'none' },
+        turns: panels.map(function (p) {
+          return { el: p.el, role: 'assistant', text: p.text, markdown: p.markdown, id: null, streaming: false };
+        }),
+        tried: tried, empty: [], source: 'panel',
+      };
+    }
+    return { layout: null, turns: [], tried: tried, empty: empty, source: 'dom' };
+  }
+
+  // ---------------------------------------------------------------- no silent partial capture
+
+  /**
+   * A URL path as a pattern with no identifying part: each segment holding a digit or longer
+   * than 24 characters becomes `:id` ("/c/6a1f…" -> "/c/:id"). No query, no fragment.
+   * @param {string} pathname @returns {string}
+   */
+  function pathPattern(pathname) {
+    return String(pathname).split('/').map(function (seg) {
+      if (!seg) return seg;
+      return /\d/.test(seg) || seg.length > 24 ? ':id' : seg.slice(0, 24);
+    }).join('/') || '/';
+  }
+
+  /**
+   * The miss a settled capture records, or null: `no_turns` (nothing found), `missing_role`
+   * (questions without replies, or the reverse), `empty_turn` (a turn element with no text).
+   * A page showing only a report panel is one assistant turn by design, not a missing role.
+   * @param {{turns: Array<{role: string}>, empty: Array<{role: string}>, source: string}} found
+   * @returns {string | null}
+   */
+  function missKind(turns, found) {
+    if (!turns.length) return 'no_turns';
+    if (found && found.source === 'panel') return null;
+    var roles = {};
+    turns.forEach(function (t) { roles[t.role] = true; });
+    if (!roles.user || !roles.assistant) return 'missing_role';
+    if (found && found.empty && found.empty.length) return 'empty_turn';
     return null;
   }
 
@@ -306,7 +455,7 @@
 
   Accumulator.prototype._keyFor = function (t, claimed) {
     if (t.id) return t.role + '#' + t.id;
-    var k = this.byEl.get(t.el);
+    var k = t.el ? this.byEl.get(t.el) : undefined;
     if (k && !claimed.has(k)) return k;
     var self = this;
     var hit = this.entries.find(function (e) {
@@ -325,16 +474,17 @@
     var claimed = new Set();
     var keys = [];
     var self = this;
-    this._liveKeys = new Set();
+    var live = new Set();
+    this._liveKeys = live;
     mounted.forEach(function (t) {
-      var k = self.byEl.get(t.el);
-      if (k && !t.id) self._liveKeys.add(k);
+      var k = t.el ? self.byEl.get(t.el) : undefined;
+      if (k && !t.id) live.add(k);
     });
     mounted.forEach(function (t) {
       var k = self._keyFor(t, claimed);
       claimed.add(k);
       keys.push(k);
-      self.byEl.set(t.el, k);
+      if (t.el) self.byEl.set(t.el, k);
     });
     this._liveKeys = null;
     var changed = false;
@@ -386,8 +536,11 @@
     excludeFor: excludeFor,
     turnElements: turnElements,
     countMatches: countMatches,
-    readMounted: readMounted,
     turnContent: turnContent,
+    readMounted: readMounted,
+    readPanels: readPanels,
+    pathPattern: pathPattern,
+    missKind: missKind,
     isStreaming: isStreaming,
     detect: detect,
     Accumulator: Accumulator,

@@ -69,7 +69,14 @@
     turns: ['turns', 0, MAX_TURNS],
     settled: ['boolean?'],
   };
-  SCHEMAS[T.SELECTOR_MISS] = { site: ['string', 1, 64], detail: ['string?', 0, MAX_DETAIL] };
+  // a miss names its kind, the layouts tried and the URL's path pattern — never page text
+  SCHEMAS[T.SELECTOR_MISS] = {
+    site: ['string', 1, 64],
+    kind: ['string?', 1, 32],
+    layouts: ['strings?', 0, 20],
+    path: ['string?', 0, 300],
+    detail: ['string?', 0, MAX_DETAIL],
+  };
   SCHEMAS[T.INSERT_TEXT] = { text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_GET_STATE] = { tabId: TAB };
   SCHEMAS[T.PANEL_OPENED] = {};
@@ -131,6 +138,12 @@
       case 'integer':
         if (typeof value !== 'number' || Math.floor(value) !== value) return name + ' must be an integer';
         return value < min || value > max ? name + ' out of range' : null;
+      case 'strings':
+        if (!Array.isArray(value) || value.length < min || value.length > max) return name + ' must be a short list';
+        for (var n = 0; n < value.length; n++) {
+          if (typeof value[n] !== 'string' || value[n].length > 100) return name + '[' + n + '] must be a short string';
+        }
+        return null;
       case 'mode':
         return MODES.indexOf(value) >= 0 ? null : name + ' must be off, suggest or collect';
       case 'turns':

@@ -94,3 +94,13 @@ test("a turn's markdown is carried and bounded", () => {
   assert.equal(P.validate(turn('x'.repeat(400001)), 'content').ok, false);
   assert.equal(P.validate(turn('x'.repeat(400000)), 'content').ok, true);
 });
+
+test('a selector miss carries its kind, the layouts tried and a path pattern — and nothing else', () => {
+  const miss = { site: 'gemini', kind: 'missing_role', layouts: ['share-turn-viewer', 'custom-elements'], path: '/app/:id' };
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: miss }, 'content').ok, true);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, layouts: [42] } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, layouts: 'custom-elements' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, kind: '' } }, 'content').ok, false);
+  assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, url: 'https://gemini.google.com/app/1' } }, 'content').ok, false,
+    'a miss never names the URL');
+});

@@ -4,6 +4,13 @@
 import { $, el } from '../dom.js';
 import { P, send, since } from '../state.js';
 
+/** What each selector-miss kind (content/capture.js) means to the person. */
+const MISS_TEXT = /** @type {Record<string, string>} */ ({
+  no_turns: 'no conversation found',
+  missing_role: 'only one side of the conversation was found',
+  empty_turn: 'a message was found empty',
+});
+
 export async function renderActivity() {
   const a = await send(P.PANEL_GET_ACTIVITY);
   const outbox = $('outbox');
@@ -25,7 +32,7 @@ export async function renderActivity() {
   misses.hidden = !(a.selectorMisses && a.selectorMisses.length);
   misses.replaceChildren(el('h2', { text: 'Chat pages that could not be read' }));
   misses.append(el('ul', { class: 'items' }, (a.selectorMisses || []).slice().reverse().map((/** @type {any} */ m) =>
-    el('li', { class: 'item' }, [el('div', { class: 'text', text: `${m.site}: no conversation found on ${m.host || 'the page'}` }), el('div', { class: 'meta' }, [el('span', { class: 'age', text: since(m.at) })])]))));
+    el('li', { class: 'item' }, [el('div', { class: 'text', text: `${m.site}: ${MISS_TEXT[m.kind] || MISS_TEXT.no_turns} on ${m.host || 'the page'}${m.path ? ` (${m.path})` : ''}` }), el('div', { class: 'meta' }, [el('span', { class: 'kind', text: m.kind || 'no_turns' }), el('span', { class: 'age', text: since(m.at) })])]))));
   const act = $('activity');
   act.replaceChildren(el('h2', { text: 'Recent activity' }));
   if (a.failure) {
