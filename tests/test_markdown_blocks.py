@@ -33,7 +33,8 @@ REAL_DOM_FLOORS: dict[str, int] = {
     "chatgpt-chat": 4, "claude-chat": 5, "deepseek-chat": 4, "gemini-chat": 4, "meta-chat": 6,
     "mistral-chat": 4, "oae-chatgpt-chat-code": 1, "oae-chatgpt-chat-simple": 21, "oae-claude-artifacts": 9,
     "oae-claude-chat-simple": 11, "oae-gemini-chat-simple": 7, "perplexity-chat": 9, "qwen-chat": 9,
-    "z-ai-chat": 4,
+    "z-ai-chat": 4, "defuddle-chatgpt-citations": 18, "oae-gemini-deep-research": 37,
+    "oae-perplexity-deep-research": 23,
 }
 
 
