@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.harness import real_pages
+from e2e.harness.blocks import score
 from e2e.harness.checks import collapse
 from e2e.sites import site_for_url
 
@@ -69,10 +70,11 @@ def registry_site(url: str) -> str | None:
 
 
 async def capture_real_page(
-    make_farm: Any, html_path: Path, data: dict[str, Any]
+    make_farm: Any, html_path: Path, data: dict[str, Any], stored: list[dict[str, Any]] | None = None
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], bool]:
     """Serve the saved page at its real URL with the extension on `collect`; return the turns the
-    server stored, the selector misses recorded and whether the capture script was injected."""
+    server stored, the selector misses recorded and whether the capture script was injected.
+    `stored`, when given, receives the stored turns as the server answers them (with markdown)."""
     url = data["url"]
     host = urlsplit(url).hostname or ""
     expected = [(t["role"], collapse(t["text"])) for t in data.get("turns", [])]
@@ -119,6 +121,8 @@ async def capture_real_page(
         await asyncio.sleep(0.5)
     await asyncio.sleep(0.5)  # a miss is recorded right after the settled capture
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
+    if stored is not None:
+        stored.extend((await farm.server.get("/api/conversations", url=url)).get("turns", []))
     return got, misses, await farm.browser.capture_injected(page)
 
 
@@ -149,7 +153,15 @@ async def test_real_page_capture(page_case, make_farm, health):
         supported=bool(site),
     )
     health["turns_expected"] = len(data.get("turns", []))
-    got, misses, injected = await capture_real_page(make_farm, html_path, data)
+    stored: list[dict[str, Any]] = []
+    got, misses, injected = await capture_real_page(make_farm, html_path, data, stored)
+    # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
+    scored = score(data.get("turns", []), stored)
+    if scored["total"]:
+        health["blocks"] = scored["blocks"]
+        health["blocks_found"] = f"{scored['found']}/{scored['total']}"
+    if scored["code_mismatches"]:
+        health["code_mismatch"] = scored["code_mismatches"][0]
     cmp = real_pages.compare(html_path.stem, data.get("turns", []), got)
     kinds = [m.get("kind") or "no_turns" for m in misses]
     health.update(
@@ -174,6 +186,9 @@ async def test_real_page_capture(page_case, make_farm, health):
         return
     if listed:
         pytest.xfail(f"listed in {real_pages.EXPECTED_FAILURES.name}: {listed['reason']} ({listed['date']})")
+    assert not scored["code_mismatches"], (
+        f"captured code differs from the page's (byte-exact): {scored['code_mismatches']}"
+    )
     judge(html_path.stem, host, site, cmp, misses)
 
 

@@ -263,3 +263,59 @@ async def test_outbox_delivers_once_after_server_restart(
     await panel.click("nav [data-view=activity]")
     await panel.wait_for_selector("text=Nothing waiting")
     await shot(panel, "10-activity-delivered")
+
+
+HOSTILE_MD = (
+    "Look: <img src=x onerror=\"window.__wfPwned='img'\"> and "
+    "<script>window.__wfPwned='script'</script>\n\n"
+    "[click me](javascript:window.__wfPwned='link') and ![pixel](http://tracker.invalid/p.png) "
+    "and [a real link](https://docs.example.org/x)\n\n"
+    "<a href=\"javascript:window.__wfPwned='raw'\">raw anchor</a>\n\n"
+    "```python\ndef f():\n    return '<b>not bold</b>'\n```"
+)
+
+
+async def test_captured_markdown_renders_and_nothing_from_the_page_runs(
+    farm: Any, browser: Browser, server: CompanionServer
+) -> None:
+    """A stored turn carrying <img onerror>, <script> and javascript: links renders as Markdown in
+    the panel: the HTML shows as text, no handler or script runs (a global flag stays unset), no
+    javascript: href exists, the image is never fetched (nothing in the tap), the code block is a
+    <pre> with a Copy button and the code's exact text."""
+    await pair_and_accept(browser, server)
+    url = "https://www.example.org/chat/xss"
+    status, _ = await server.call("POST", "/api/captures", json_body={
+        "url": url, "title": "Hostile turn", "site": "test",
+        "turns": [{"role": "user", "text": "show me"},
+                  {"role": "assistant", "text": "Look: and click me", "markdown": HOSTILE_MD}],
+    })
+    assert status == 200
+    _page, tab_id = await web_tab(browser, url, "Hostile turn")
+    mark = farm.tap.mark()
+    panel = await panel_of(browser, tab_id)
+    md = panel.locator("[data-tier=exact] .md").filter(has_text="raw anchor")
+    await md.wait_for()
+    await panel.wait_for_timeout(500)
+    got = await panel.evaluate("""() => {
+        const box = [...document.querySelectorAll('[data-tier=exact] .md')].find(e => e.textContent.includes('raw anchor'));
+        return {
+          pwned: window.__wfPwned ?? null,
+          imgs: box.querySelectorAll('img, script, iframe, [onerror]').length,
+          hrefs: [...box.querySelectorAll('a')].map(a => a.getAttribute('href')),
+          text: box.textContent,
+          pre: [...box.querySelectorAll('.code-block pre code')].map(c => c.textContent),
+          copy: box.querySelectorAll('.code-block button.copy').length,
+        };
+    }""")
+    assert got["pwned"] is None and got["imgs"] == 0
+    assert got["hrefs"] == ["http://tracker.invalid/p.png", "https://docs.example.org/x"]
+    assert '<img src=x onerror="window.__wfPwned=\'img\'">' in got["text"], "page HTML is shown as text"
+    assert "<script>" in got["text"] and "click me" in got["text"]
+    assert got["pre"] == ["def f():\n    return '<b>not bold</b>'\n"] and got["copy"] == 1
+    # positive control: the flag is observable in this page (a script of ours can set it)
+    assert await panel.evaluate("() => { window.__wfProbe = 1; return window.__wfProbe; }") == 1
+    await panel.wait_for_timeout(300)
+    seen = farm.tap.records(since=mark)
+    assert any("/api/page-match" in r.path for r in seen), "the tap sees the panel's requests"
+    assert not [r.summary() for r in seen if "tracker.invalid" in r.haystack() or "p.png" in r.path]
+    await shot(panel, "13-markdown-turn")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 NOTE_CHARS = 20_000          # a note or a clip; more is refused 413
 TURN_CHARS = 100_000         # one chat turn; more is refused 413
+MARKDOWN_CHARS = 200_000     # one chat turn as Markdown; more is refused 413 (clients cut with cap_markdown)
 TURNS = 2_000                # turns in one capture
 PAGE_HTML_CHARS = 5_000_000  # "Add this page": the page's HTML
 PAGE_TEXT_CHARS = 1_000_000  # "Add this page": the page's text
@@ -16,6 +17,7 @@ def as_dict() -> dict[str, float]:
     return {
         "note_chars": NOTE_CHARS,
         "turn_chars": TURN_CHARS,
+        "markdown_chars": MARKDOWN_CHARS,
         "turns": TURNS,
         "page_html_chars": PAGE_HTML_CHARS,
         "page_text_chars": PAGE_TEXT_CHARS,

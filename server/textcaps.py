@@ -10,6 +10,7 @@ extension/shared/text.js applies the same rule; both run fixtures/cap-cases.json
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 ELLIPSIS = "…"
@@ -79,3 +80,37 @@ def _hangul_joins(before: str, after: str) -> bool:
     a_lead, a_vowel, a_trail = 0x1100 <= a <= 0x115F, 0x1160 <= a <= 0x11A7, 0x11A8 <= a <= 0x11FF
     return (lead and (a_lead or a_vowel)) or (vowel and (a_vowel or a_trail)) or (trail and a_trail)
 
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def open_fence(markdown: str) -> str | None:
+    """The fence (``` or ~~~ run) a Markdown text leaves open at its end, or None."""
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        m = _FENCE_LINE.match(line)
+        if not m:
+            continue
+        run = m.group(1)
+        if fence is None:
+            fence = run
+        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run):].strip():
+            fence = None
+    return fence
+
+
+def cap_markdown(markdown: str, limit: int) -> str:
+    """At most `limit` characters of Markdown, cut by `cap`; a cut inside a code fence closes it
+    (the closing line counts in the limit), so what is kept never swallows what follows it."""
+    if len(markdown) <= limit:
+        return markdown
+    cut = cap(markdown, limit)
+    fence = open_fence(cut)
+    if fence is None:
+        return cut
+    head = cap(markdown, max(0, limit - len(fence) - 1))
+    fence = open_fence(head)
+    if fence is None:  # the shorter cut ends before the fence opened
+        return head
+    return head + ("" if head.endswith("\n") else "\n") + fence

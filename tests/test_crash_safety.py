@@ -159,7 +159,7 @@ def check_acknowledged(server: Server, ledger: Ledger, duplicates: list[str]) ->
         if len(w.body["turns"]) > len(last.get(w.body["url"], [])):
             last[w.body["url"]] = w.body["turns"]
     for url, turns in last.items():
-        stored = server.get("/api/conversations", url=url)["turns"]
+        stored = [{"role": t["role"], "text": t["text"]} for t in server.get("/api/conversations", url=url)["turns"]]
         assert stored[: len(turns)] == turns, (url, len(stored), len(turns))
         assert len(stored) <= len(turns) + 1  # at most the capture in flight at the kill
 

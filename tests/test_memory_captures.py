@@ -22,7 +22,7 @@ def capture(turns: list[tuple[str, str]] | list[dict[str, Any]], **kw: Any) -> d
 async def stored_turns(api: Api, url: str = CHAT) -> list[dict[str, str]]:
     status, body = await api.get("/api/conversations", params={"url": url})
     assert status == 200
-    return list(body["turns"])
+    return [{"role": t["role"], "text": t["text"]} for t in body["turns"]]  # markdown: test_turn_markdown.py
 
 
 async def test_first_capture_then_one_more_turn_adds_one(api: Api) -> None:

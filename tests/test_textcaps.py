@@ -78,3 +78,29 @@ _CAP_CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "
 @pytest.mark.parametrize("case", _CAP_CASES, ids=[c["name"] for c in _CAP_CASES])
 def test_shared_cap_case(case: dict) -> None:
     assert cap(case["text"], case["limit"], ellipsis=case["ellipsis"]) == case["expect"]
+
+
+_MD_CASES = json.loads(
+    (Path(__file__).resolve().parent.parent / "fixtures" / "markdown-cap-cases.json").read_text("utf-8")
+)["cases"]
+
+
+@pytest.mark.parametrize("case", _MD_CASES, ids=[c["name"] for c in _MD_CASES])
+def test_markdown_cap_vectors(case: dict[str, object]) -> None:
+    from server.textcaps import cap_markdown, open_fence
+
+    got = cap_markdown(str(case["text"]), int(str(case["limit"])))
+    assert got == case["expect"]
+    assert len(got) <= int(str(case["limit"]))
+    assert open_fence(got) is None or open_fence(str(case["text"])) is not None
+
+
+def test_markdown_cap_never_leaves_a_fence_open() -> None:
+    from server.textcaps import cap_markdown, open_fence
+
+    md = "intro\n\n```py\ndef f():\n    return 1\n```\n\n~~~\nx\n~~~\n\nafter"
+    assert open_fence(md) is None
+    for limit in range(len(md) + 1):
+        got = cap_markdown(md, limit)
+        assert len(got) <= limit and open_fence(got) is None, (limit, got)
+    assert open_fence("```\nopen") == "```"  # the check can fail

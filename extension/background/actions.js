@@ -8,7 +8,9 @@ import { enqueue } from './outbox.js';
 import { api, explain } from './server.js';
 import { setSession, removeSession, getLocal, setLocal } from './store.js';
 import { invalidatePage } from './tabs.js';
-import { capChars } from '../shared/text.js';
+import { capChars, capMarkdown } from '../shared/text.js';
+import { dropTracking } from '../shared/urls.js';
+import { mapMarkdownLinks } from '../shared/mdlinks.js';
 import '../shared/protocol.js';
 
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
@@ -113,7 +115,7 @@ export async function addPage(tab) {
 /**
  * content:capture-turns → POST /api/captures with url/title from sender.tab.
  * @param {chrome.tabs.Tab} tab
- * @param {{site: string, turns: {role: string, text: string, native_id?: string}[], settled?: boolean}} payload
+ * @param {{site: string, turns: {role: string, text: string, markdown?: string, native_id?: string}[], settled?: boolean}} payload
  */
 export async function forwardCapture(tab, payload) {
   const g = await gate(tab.url);
@@ -126,6 +128,11 @@ export async function forwardCapture(tab, payload) {
   const turns = window.map((t) => {
     /** @type {Record<string, string>} */
     const out = { role: t.role, text: cut(t.text, lim.turn_chars) };
+    if (typeof t.markdown === 'string' && t.markdown.trim()) {
+      // links lose their tracking parameters (the one URL rule); a cut never leaves a fence open
+      const md = mapMarkdownLinks(t.markdown, dropTracking);
+      out.markdown = typeof lim.markdown_chars === 'number' ? capMarkdown(md, lim.markdown_chars) : md;
+    }
     if (t.native_id) out.native_id = t.native_id;
     return out;
   });

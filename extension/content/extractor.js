@@ -87,30 +87,36 @@
    * (display:none, visibility:hidden, the hidden attribute) removed, a space at every
    * block boundary and <br>, whitespace collapsed. It walks the live DOM (open shadow roots and
    * their slots included) and never changes it.
+   *
+   * `sink` (optional, content/markdown.js) sees the same walk — every visible text node, <br>,
+   * element entered and left, and each skipped media element — so the Markdown built from it
+   * holds exactly what the text holds.
    */
-  function visibleText(root, exclude) {
+  function visibleText(root, exclude, sink) {
     var parts = [];
     function walkChildren(node) {
       var kids = node.shadowRoot ? node.shadowRoot.childNodes : node.childNodes;
       for (var i = 0; i < kids.length; i++) walk(kids[i]);
     }
     function walk(node) {
-      if (node.nodeType === 3) { parts.push(node.data); return; }
+      if (node.nodeType === 3) { parts.push(node.data); if (sink) sink.text(node.data); return; }
       if (node.nodeType !== 1) return;
-      if (SKIP_TAGS.test(node.nodeName)) return;
-      if (node.nodeName === 'BR') { parts.push(' '); return; }
+      if (SKIP_TAGS.test(node.nodeName)) { if (sink && !(exclude && node.matches(exclude))) sink.media(node); return; }
+      if (node.nodeName === 'BR') { parts.push(' '); if (sink) sink.br(); return; }
       if (exclude && node.matches(exclude)) return;
       if (node.hasAttribute('hidden')) return;
       var cs = getComputedStyle(node);
       if (cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
       var block = !INLINE[cs.display];
       if (block) parts.push(' ');
+      if (sink) sink.open(node, cs, block);
       if (node.nodeName === 'SLOT') {
         var assigned = node.assignedNodes({ flatten: true });
         if (assigned.length) assigned.forEach(walk); else walkChildren(node);
       } else {
         walkChildren(node);
       }
+      if (sink) sink.close(node);
       if (block) parts.push(' ');
     }
     if (root.nodeType === 1 && root.shadowRoot) walkChildren(root);
@@ -203,9 +209,11 @@
   /**
    * The one place a turn's content is produced: what a reader sees in the turn element `el` of
    * `role`, read from the layout's text containers (all of them, outermost, joined), without
-   * excluded or hidden parts. Returns {text}; text is '' when nothing is visible.
+   * excluded or hidden parts. Returns {text, markdown}, both from one walk of those containers:
+   * `text` whitespace-collapsed (search and comparison), `markdown` GFM keeping the structure
+   * (content/markdown.js; absent when that module is not loaded). text is '' when nothing is visible.
    * @param {Element} el @param {string} role @param {object} site @param {object} layout
-   * @returns {{text: string}}
+   * @returns {{text: string, markdown?: string}}
    */
   function turnContent(el, role, site, layout) {
     var deep = !!site.shadow;
@@ -217,9 +225,33 @@
       var ex = n.closest(exclude);
       return !(ex && ex !== el && el.contains(ex));
     });
-    var text = adapter.text ? adapter.text(el, nodes, exclude, visibleText)
-      : normalise(nodes.map(function (n) { return visibleText(n, exclude); }).join(' '));
-    return { text: text };
+    var md = ns.markdown;
+    var before = md ? contentCache.get(el) : null;
+    if (before && !adapter.text) {
+      // a turn read before: when its text is unchanged, so is its Markdown (no second conversion)
+      var plain = normalise(nodes.map(function (n) { return visibleText(n, exclude); }).join(' '));
+      if (plain === before.text) return { text: plain, markdown: before.markdown };
+    }
+    var sinks = [];
+    var texts = nodes.map(function (n) {
+      var sink = md ? md.sink({ root: n, exclude: exclude, role: role }) : null;
+      if (sink) sinks.push(sink);
+      return visibleText(n, exclude, sink);
+    });
+    var text = adapter.text ? adapter.text(el, nodes, exclude, visibleText) : normalise(texts.join(' '));
+    var out = { text: text };
+    if (md) {
+      out.markdown = md.join(sinks);
+      contentCache.set(el, { text: text, markdown: out.markdown });
+    }
+    return out;
+  }
+  var contentCache = new WeakMap();  // turn element -> {text, markdown} last read
+
+  /** The Markdown of several parts of one turn (a report and the answer under it), in order. */
+  function joinMarkdown(list) {
+    var parts = list.filter(function (m) { return typeof m === 'string' && m; });
+    return parts.length ? parts.join('\n\n') : undefined;
   }
 
   /** Is the element rendered (no hidden ancestor, a box on the page)? */
@@ -257,7 +289,8 @@
     var out = [];
     var empty = [];
     groups.forEach(function (g) {
-      var text = normalise(g.parts.map(function (p) { return turnContent(p, g.role, site, layout).text; }).join(' '));
+      var contents = g.parts.map(function (p) { return turnContent(p, g.role, site, layout); });
+      var text = normalise(contents.map(function (c) { return c.text; }).join(' '));
       if (!text) {
         // an element the reader cannot see (a hidden swipe alternate) is not an empty turn
         if (shown(g.el)) empty.push({ role: g.role });
@@ -267,6 +300,7 @@
         el: g.el,
         role: g.role,
         text: text,
+        markdown: joinMarkdown(contents.map(function (c) { return c.markdown; })),
         id: nativeId(g.el, layout.native_id),
         streaming: g.parts.some(function (p) { return isStreaming(root, p, layout.streaming, deep); }),
       });
@@ -287,8 +321,8 @@
     (site.panels || []).forEach(function (p) {
       queryAll(root, asSelector(p.selector), !!site.shadow).forEach(function (el) {
         if (turnEls.some(function (t) { return t === el || t.contains(el) || el.contains(t); })) return;
-        var text = turnContent(el, 'assistant', site, { text: p.text, exclude: p.exclude }).text;
-        if (text) out.push({ el: el, text: text, panel: p });
+        var content = turnContent(el, 'assistant', site, { text: p.text, exclude: p.exclude });
+        if (content.text) out.push({ el: el, text: content.text, markdown: content.markdown, panel: p });
       });
     });
     return out;
@@ -311,7 +345,10 @@
       if (!target) {
         for (var i = turns.length - 1; i >= 0 && !target; i--) if (turns[i].role === 'assistant') target = turns[i];
       }
-      if (target) target.text = normalise(target.text + ' ' + p.text);
+      if (target) {
+        target.text = normalise(target.text + ' ' + p.text);
+        target.markdown = joinMarkdown([target.markdown, p.markdown]);
+      }
     });
   }
 
@@ -354,7 +391,7 @@
       return {
         layout: { id: 'panel:' + panels[0].panel.id, lazy: 'none' },
         turns: panels.map(function (p) {
-          return { el: p.el, role: 'assistant', text: p.text, id: null, streaming: false };
+          return { el: p.el, role: 'assistant', text: p.text, markdown: p.markdown, id: null, streaming: false };
         }),
         tried: tried, empty: [], source: 'panel',
       };
@@ -410,7 +447,7 @@
    * stitch together whichever way the reader scrolls.
    */
   function Accumulator() {
-    this.entries = [];          // [{key, role, text, id}]
+    this.entries = [];          // [{key, role, text, markdown, id}]
     this.byKey = new Map();
     this.byEl = new WeakMap();
     this.seq = 0;
@@ -455,10 +492,12 @@
       var key = keys[i], t = mounted[i];
       var e = this.byKey.get(key);
       if (e) {
-        if (e.text !== t.text || e.role !== t.role) { e.text = t.text; e.role = t.role; changed = true; }
+        if (e.text !== t.text || e.role !== t.role || e.markdown !== t.markdown) {
+          e.text = t.text; e.role = t.role; e.markdown = t.markdown; changed = true;
+        }
         continue;
       }
-      e = { key: key, role: t.role, text: t.text, id: t.id || null };
+      e = { key: key, role: t.role, text: t.text, markdown: t.markdown, id: t.id || null };
       var pos = this.entries.length;
       for (var a = i - 1; a >= 0; a--) {
         var above = this.entries.indexOf(this.byKey.get(keys[a]));
@@ -477,10 +516,11 @@
     return changed;
   };
 
-  /** The turns for the wire: [{role, text, native_id?}]. */
+  /** The turns for the wire: [{role, text, markdown?, native_id?}]. */
   Accumulator.prototype.turns = function () {
     return this.entries.map(function (e) {
       var t = { role: e.role, text: e.text };
+      if (typeof e.markdown === 'string' && e.markdown) t.markdown = e.markdown;
       if (e.id) t.native_id = e.id;
       return t;
     });

@@ -54,6 +54,7 @@
   // Sanity bounds on a message's size only; what may be stored is the server's decision
   // (server/limits.py, served in the policy snapshot), and the worker cuts to that.
   var MAX_TEXT = 200000;
+  var MAX_MARKDOWN = 400000;  // a turn's Markdown (code, tables) is longer than its text
   // Every field of a content-script message is bounded (a web page controls what its content
   // script sees): strings by length, lists by count, and a capture's text in total.
   var MAX_DETAIL = 500;
@@ -152,10 +153,13 @@
           var t = value[i];
           if (!isPlainObject(t)) return name + '[' + i + '] must be an object';
           for (var k in t) {
-            if (k !== 'role' && k !== 'text' && k !== 'native_id') return name + '[' + i + '] unknown field ' + k;
+            if (k !== 'role' && k !== 'text' && k !== 'markdown' && k !== 'native_id') return name + '[' + i + '] unknown field ' + k;
           }
           if (t.role !== 'user' && t.role !== 'assistant') return name + '[' + i + '].role must be user or assistant';
           if (typeof t.text !== 'string' || t.text.length > MAX_TEXT) return name + '[' + i + '].text must be a string';
+          if (t.markdown !== undefined && (typeof t.markdown !== 'string' || t.markdown.length > MAX_MARKDOWN)) {
+            return name + '[' + i + '].markdown must be a string';
+          }
           if (t.native_id !== undefined && (typeof t.native_id !== 'string' || t.native_id.length > 300)) {
             return name + '[' + i + '].native_id must be a short string';
           }
@@ -175,7 +179,8 @@
       else if (Array.isArray(v)) {
         for (var i = 0; i < v.length; i++) {
           var t = v[i];
-          n += (typeof t.text === 'string' ? t.text.length : 0) + (typeof t.native_id === 'string' ? t.native_id.length : 0);
+          n += (typeof t.text === 'string' ? t.text.length : 0) + (typeof t.native_id === 'string' ? t.native_id.length : 0) +
+            (typeof t.markdown === 'string' ? t.markdown.length : 0);
         }
       }
     }
@@ -214,7 +219,7 @@
 
   var api = {
     validate: validate, directionOf: directionOf, MODES: MODES.slice(),
-    LIMITS: Object.freeze({ text: MAX_TEXT, detail: MAX_DETAIL, turns: MAX_TURNS, contentChars: MAX_CONTENT_CHARS }),
+    LIMITS: Object.freeze({ text: MAX_TEXT, markdown: MAX_MARKDOWN, detail: MAX_DETAIL, turns: MAX_TURNS, contentChars: MAX_CONTENT_CHARS }),
   };
   for (var name in T) api[name] = T[name];
   api.TYPES = Object.freeze(Object.assign({}, T));

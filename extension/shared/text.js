@@ -64,3 +64,41 @@ export function capChars(text, limit, opts = {}) {
   while (cut > 0 && !isBoundary(chars, cut)) cut -= 1;
   return chars.slice(0, cut).join('') + (ellipsis ? '…' : '');
 }
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * The fence (``` or ~~~ run) a Markdown text leaves open at its end, or null
+ * (server/textcaps.py open_fence).
+ * @param {string} markdown
+ * @returns {string | null}
+ */
+export function openFence(markdown) {
+  /** @type {string | null} */
+  let fence = null;
+  for (const line of markdown.split('\n')) {
+    const m = FENCE_LINE.exec(line);
+    if (!m) continue;
+    const run = m[1];
+    if (fence === null) fence = run;
+    else if (run[0] === fence[0] && run.length >= fence.length && !line.trim().slice(run.length).trim()) fence = null;
+  }
+  return fence;
+}
+
+/**
+ * At most `limit` characters of Markdown, cut by capChars; a cut inside a code fence closes it
+ * (server/textcaps.py cap_markdown; both run fixtures/markdown-cap-cases.json).
+ * @param {string} markdown
+ * @param {number} limit
+ */
+export function capMarkdown(markdown, limit) {
+  if (Array.from(markdown).length <= limit) return markdown;
+  const cut = capChars(markdown, limit);
+  let fence = openFence(cut);
+  if (fence === null) return cut;
+  const head = capChars(markdown, Math.max(0, limit - fence.length - 1));
+  fence = openFence(head);
+  if (fence === null) return head;
+  return head + (head.endsWith('\n') ? '' : '\n') + fence;
+}

@@ -350,6 +350,27 @@ export function hostOf(url) {
   return parsed ? finish(parsed.hostname) : '';
 }
 
+/**
+ * A link's URL without its tracking parameters (TRACKERS_RE, the rule normaliseUrl applies);
+ * everything else — order, other parameters, the fragment — kept as written. Not http(s): as is.
+ * @param {string} url
+ * @returns {string}
+ */
+export function dropTracking(url) {
+  const q = url.indexOf('?');
+  if (q < 0 || !/^https?:/i.test(url)) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash < 0 ? undefined : hash);
+  const kept = query.split('&').filter((pair) => {
+    if (!pair) return false;
+    const key = pair.split('=')[0];
+    let name = key;
+    try { name = decodeURIComponent(key.replace(/\+/g, ' ')); } catch { /* keep the raw key */ }
+    return !TRACKERS_RE.test(name.toLowerCase());
+  });
+  return url.slice(0, q) + (kept.length ? '?' + kept.join('&') : '') + (hash < 0 ? '' : url.slice(hash));
+}
+
 // ---------------------------------------------------------------- "this host or a subdomain of it"
 // The one rule (server/urls.py host_or_subdomain mirrors it; both run fixtures/host-cases.json).
 // Hosts are compared as cleanHost gives them.

@@ -46,14 +46,21 @@ import aiosqlite
 from server import activity, ages, limits
 from server.governance.policy import PolicyOwner
 from server.governance.visibility import visible
-from server.memory.facts import MAX_TITLE_CHARS, clean_text, insert_fact, search_forms
+from server.memory.facts import (
+    MAX_TITLE_CHARS,
+    clean_text,
+    insert_fact,
+    search_forms,
+    turn_markdown,
+)
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.store.db import Store
-from server.textcaps import cap
+from server.textcaps import cap, cap_markdown
 from server.urls import normalise_url
 
 MAX_TURN_CHARS = limits.TURN_CHARS
+MAX_MARKDOWN_CHARS = limits.MARKDOWN_CHARS
 MAX_TURNS = limits.TURNS
 MAX_BODY = 8 * 1024 * 1024 - 1024
 COALESCE_SECONDS = 300.0     # captures of one conversation within this share one activity row
@@ -76,6 +83,7 @@ class Incoming:
     native_id: str | None = None
     valid_at: float | None = None      # the turn's own time (an import); None: the time it is stored
     granularity: str = ages.INSTANT
+    markdown: str | None = None        # the turn as GFM (code fenced, tables, math as TeX)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,7 +181,8 @@ async def upsert(
     prov = stamp(url, title)
     await policy.require_collect(prov.source_host)
     incoming = [
-        Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None)
+        Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None,
+                 markdown=_markdown(t.get("markdown")))
         for n, t in enumerate(turns)
     ]
     title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
@@ -199,10 +208,11 @@ async def write_turns(
 ) -> tuple[dict[str, int], int]:
     """Apply `plan()` to a conversation inside the caller's transaction: (counts, stored turns)."""
     rows = await conn.execute_fetchall(
-        "SELECT id, position, role, text, native_id FROM facts WHERE conversation_id = ? ORDER BY position",
+        "SELECT id, position, role, text, native_id, markdown FROM facts WHERE conversation_id = ? ORDER BY position",
         (conversation_id,),
     )
     stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
+    stored_md = {r["id"]: (r["text"], r["markdown"]) for r in rows}
     ops = plan(stored, incoming)
     for op in ops:
         turn = incoming[op.incoming]
@@ -211,15 +221,21 @@ async def write_turns(
                 conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
                 text=turn.text, valid_at=now if turn.valid_at is None else turn.valid_at,
                 granularity=turn.granularity, now=now, conversation_id=conversation_id, position=op.position,
-                role=turn.role, native_id=turn.native_id,
+                role=turn.role, native_id=turn.native_id, markdown=turn.markdown,
             )
         elif op.action == "update":
             await conn.execute(
                 "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
-                "search_text = :search_text, updated_at = :now WHERE id = :id",
+                "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
                 {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
-                 "id": op.stored_id, "search_text": search_forms("", turn.text)["search_text"]},
+                 "markdown": turn.markdown, "id": op.stored_id,
+                 "search_text": search_forms("", turn.text)["search_text"]},
             )
+        elif op.stored_id is not None and turn.markdown is not None:
+            text, markdown = stored_md.get(op.stored_id, ("", None))
+            if text == turn.text and markdown != turn.markdown:
+                # the same text, its structure newly seen (a turn stored before Markdown was kept)
+                await conn.execute("UPDATE facts SET markdown = ? WHERE id = ?", (turn.markdown, op.stored_id))
     counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
     return counts, len(stored) + counts["add"]
 
@@ -295,7 +311,7 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
     (null when nothing is stored for the page)."""
     source_url = normalise_url(url)
     sql = (
-        "SELECT f.role, f.text, c.id AS cid, c.site, c.source_host, c.source_ref, c.updated_at "  # noqa: S608
+        "SELECT f.role, f.text, f.markdown, c.id AS cid, c.site, c.source_host, c.source_ref, c.updated_at "  # noqa: S608
         "FROM conversations c JOIN facts f ON f.conversation_id = c.id "
         f"WHERE c.source_url = ? AND {visible('conversations', 'c')} AND {visible('facts', 'f')}"
     )
@@ -312,5 +328,12 @@ async def conversation_turns(store: Store, url: str, site: str | None = None) ->
         "source_host": head["source_host"] if head else None,
         "captured_at": max(r["updated_at"] for r in rows) if rows else None,
         "age": ages.age(max(r["updated_at"] for r in rows), ages.INSTANT) if rows else None,
-        "turns": [{"role": r["role"], "text": r["text"]} for r in rows],
+        "turns": [{"role": r["role"], "text": r["text"], "markdown": turn_markdown(r)} for r in rows],
     }
+
+
+def _markdown(value: Any) -> str | None:
+    """A turn's Markdown as stored: cut to MAX_MARKDOWN_CHARS without leaving a code fence open."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return cap_markdown(value, MAX_MARKDOWN_CHARS)

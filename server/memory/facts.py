@@ -20,19 +20,20 @@ from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.searchtext import index_form
 from server.store.db import Store
-from server.textcaps import cap
+from server.textcaps import cap, cap_markdown
 
 MAX_TEXT_CHARS = limits.NOTE_CHARS
 MAX_TITLE_CHARS = 500        # a page title is cut (on a character boundary), never refused
 ANSWER_TEXT_CHARS = 600      # a fact's text in page-match tiers and search results
+ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap_markdown)
 
 INSERT_FACT = """
 INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity,
                   created_at, updated_at, conversation_id, position, role, native_id,
-                  search_title, search_text)
+                  search_title, search_text, markdown)
 VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at, :granularity,
         :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
-        :search_title, :search_text)
+        :search_title, :search_text, :markdown)
 """
 
 
@@ -55,6 +56,7 @@ def fact_row(
     position: int | None = None,
     role: str | None = None,
     native_id: str | None = None,
+    markdown: str | None = None,
 ) -> dict[str, Any]:
     """The parameters of INSERT_FACT; the source columns come only from a Provenance."""
     return {
@@ -70,6 +72,7 @@ def fact_row(
         "position": position,
         "role": role,
         "native_id": native_id,
+        "markdown": markdown,
         **search_forms(title, text),
     }
 
@@ -149,4 +152,12 @@ def fact_answer(row: aiosqlite.Row, *, now: float | None = None) -> dict[str, An
     if row["kind"] == "turn":
         out["role"] = row["role"]
         out["conversation_id"] = row["conversation_id"]
+        out["markdown"] = cap_markdown(turn_markdown(row), ANSWER_MARKDOWN_CHARS)
     return out
+
+
+def turn_markdown(row: aiosqlite.Row) -> str:
+    """A turn's Markdown; a row stored before turns had Markdown answers its text."""
+    keys = row.keys()
+    md = row["markdown"] if "markdown" in keys else None
+    return md if isinstance(md, str) and md else str(row["text"])

@@ -42,13 +42,13 @@ async def page_match(store: Store, policy: PolicyOwner, url: str, title: str) ->
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
     exact_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "  # noqa: S608
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
         f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
         "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (source_url, EXACT_LIMIT),
     )
     site_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id "  # noqa: S608
+        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
         f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
         "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (host, source_url, SITE_LIMIT),

@@ -56,6 +56,8 @@ TURN = {
     "properties": {
         "role": {"type": "string", "enum": list(captures.ROLES)},
         "text": {"type": "string", "minLength": 1, "maxLength": captures.MAX_TURN_CHARS},
+        # GFM of the same turn (code fenced, tables, lists, math as TeX); stored beside the text
+        "markdown": {"type": ["string", "null"], "maxLength": captures.MAX_MARKDOWN_CHARS},
         "native_id": {"type": ["string", "null"], "maxLength": 500},
     },
     "required": ["role", "text"],

@@ -238,6 +238,22 @@ test('a capture is posted with the url and title of sender.tab', async () => {
   assert.deepEqual(body.turns, [{ role: 'user', text: 'hi' }]);
 });
 
+test("a turn's markdown is forwarded: link trackers dropped outside code, cut without an open fence", async () => {
+  const limits = { markdown_chars: 80 };
+  await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: { ...policyBody(), limits } });
+  const sender = { id: chrome.runtime.id, url: 'https://chatgpt.com/c/1', tab: { id: 9, url: 'https://chatgpt.com/c/1', title: 'C' } };
+  const markdown = 'See [a](https://a.example/?utm_source=chatgpt.com)\n\n```sh\ncurl "https://a.example/?utm_source=x"\necho done\n```';
+  const r = await message({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'assistant', text: 'See a', markdown }], settled: true } }, sender);
+  assert.equal(r.ok, true);
+  const body = serverCalls().find((c) => c.method === 'POST' && c.url.endsWith('/api/captures')).body;
+  const md = body.turns[0].markdown;
+  assert.ok(md.startsWith('See [a](https://a.example/)\n\n```sh\ncurl "https://a.example/?utm_source=x"'), md);
+  assert.ok(Array.from(md).length <= 80 && md.endsWith('\n```'), md);
+  // the protocol bounds it: a markdown that is not a string is refused before anything is sent
+  const bad = await message({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'assistant', text: 'x', markdown: 5 }] } }, sender);
+  assert.equal(bad.ok, false);
+});
+
 test('insert into a composer only where the site may be looked at', async () => {
   srv.rules = [{ host: 'claude.ai', mode: 'off' }];
   await chrome.storage.local.set({ token: 'T0KEN', pageMemory: true, disclosureAccepted: true, policy: policyBody() });

@@ -87,6 +87,14 @@ test('senderKind: the tier comes from what Chrome says about the sender', () => 
   assert.equal(kind(undefined), null);
 });
 
+test("a turn's markdown is carried and bounded", () => {
+  const turn = (markdown) => ({ type: P.CAPTURE_TURNS, payload: { site: 'chatgpt', turns: [{ role: 'assistant', text: 'x', markdown }] } });
+  assert.equal(P.validate(turn('```py\nx = 1\n```'), 'content').ok, true);
+  assert.equal(P.validate(turn(5), 'content').ok, false);
+  assert.equal(P.validate(turn('x'.repeat(400001)), 'content').ok, false);
+  assert.equal(P.validate(turn('x'.repeat(400000)), 'content').ok, true);
+});
+
 test('a selector miss carries its kind, the layouts tried and a path pattern — and nothing else', () => {
   const miss = { site: 'gemini', kind: 'missing_role', layouts: ['share-turn-viewer', 'custom-elements'], path: '/app/:id' };
   assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: miss }, 'content').ok, true);

@@ -11,3 +11,21 @@ for (const c of cases) {
     assert.equal(capChars(c.text, c.limit, { ellipsis: c.ellipsis }), c.expect);
   });
 }
+
+const md = JSON.parse(readFileSync(new URL('../../fixtures/markdown-cap-cases.json', import.meta.url), 'utf8'));
+for (const c of md.cases) {
+  test(`capMarkdown: ${c.name}`, async () => {
+    const { capMarkdown } = await import('../../extension/shared/text.js');
+    assert.equal(capMarkdown(c.text, c.limit), c.expect);
+  });
+}
+
+test('capMarkdown never leaves a fence open', async () => {
+  const { capMarkdown, openFence } = await import('../../extension/shared/text.js');
+  const text = 'intro\n\n```py\ndef f():\n    return 1\n```\n\n~~~\nx\n~~~\n\nafter';
+  for (let limit = 0; limit <= text.length; limit++) {
+    const got = capMarkdown(text, limit);
+    assert.ok(Array.from(got).length <= limit && openFence(got) === null, `${limit}: ${JSON.stringify(got)}`);
+  }
+  assert.equal(openFence('```\nopen'), '```');
+});

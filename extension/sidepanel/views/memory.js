@@ -2,6 +2,7 @@
 // "Add this page to library" and "Forget this site" (dry run, a second click, undo).
 
 import { $, el } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
 import { P, hooks, send, tabId, ui } from '../state.js';
 
 // the server's confirmation lifetime (expires_in) less a margin for the round trip, so a click
@@ -61,13 +62,19 @@ function itemNode(item, pageUrl) {
     item.source_host ? el('span', { text: item.source_host }) : null,
     item.age && item.age.label ? el('span', { class: 'age', text: item.age.label, attrs: { title: item.age.granularity === 'day' ? 'to the day' : '' } }) : null,
   ]);
-  const li = el('li', { class: 'item' }, [el('div', { class: 'text', text }), meta]);
+  // a captured turn renders from its Markdown (sanitised, nothing from the page runs)
+  const body = item.kind === 'turn' && typeof item.markdown === 'string' && item.markdown
+    ? el('div', { class: 'text md' }, [renderMarkdown(item.markdown)])
+    : el('div', { class: 'text', text });
+  const li = el('li', { class: 'item' }, [body, meta]);
   const tab = ui.state && ui.state.tab;
   if (tab && tab.chat && item.text) {
-    // on a chat site: put this memory into the composer (never sent by us)
+    // on a chat site: put this memory into the composer (never sent by us); a turn goes in as its
+    // Markdown, so lines and code indentation survive
+    const insertText = item.kind === 'turn' && item.markdown ? item.markdown : item.text;
     const insert = el('button', { class: 'quiet small insert', text: 'Insert', attrs: { title: 'Insert into the chat box' } });
     insert.addEventListener('click', async () => {
-      const r = await send(P.PANEL_INSERT_TEXT, { tabId: tab.id, text: item.text });
+      const r = await send(P.PANEL_INSERT_TEXT, { tabId: tab.id, text: insertText });
       insert.textContent = r && r.ok ? 'Inserted' : 'Not inserted';
       insert.title = (r && r.message) || '';
     });
