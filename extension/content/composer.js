@@ -67,11 +67,15 @@
     });
   }
 
+  /** @param {HTMLTextAreaElement | HTMLInputElement} el @param {string} text */
   function insertTextarea(el, text) {
     var proto = el instanceof HTMLInputElement ? HTMLInputElement.prototype : HTMLTextAreaElement.prototype;
-    var setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
+    // the prototype's own value accessor: frameworks (React) watch the instance's
+    var value = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(proto, 'value'));
+    var getter = /** @type {() => string} */ (value.get);
+    var setter = /** @type {(v: string) => void} */ (value.set);
     el.focus();
-    var current = Object.getOwnPropertyDescriptor(proto, 'value').get.call(el);
+    var current = getter.call(el);
     setter.call(el, current ? current + (/\s$/.test(current) ? '' : ' ') + text : text);
     el.dispatchEvent(new Event('input', { bubbles: true }));
   }
@@ -91,7 +95,7 @@
         insertRich(el, text);
       }
     } catch (e) {
-      return { ok: false, editor: editor, error: String(e && e.message || e) };
+      return { ok: false, editor: editor, error: String(e instanceof Error ? e.message : e) };
     }
     return { ok: true, editor: editor };
   }

@@ -3,35 +3,22 @@
 // Markdown, or save it as a .md file with front matter (a Blob and a download link: no
 // permission needed).
 //
-// A turn renders as Markdown when the server gives its Markdown (`markdown`) and the panel's
-// renderer (markdown.js: marked + DOMPurify) loads; otherwise as plain text. renderTurn is the
-// one place that decides.
+// A turn renders as Markdown (markdown.js: marked + DOMPurify) when the server gives its Markdown
+// (`markdown`); a turn stored before Markdown was kept renders as its plain text. renderTurn is
+// the one place that decides.
 
 import { $, el, webUrl } from '../dom.js';
 import { P, hooks, send, tabId, ui } from '../state.js';
 import { conversationMarkdown, fileName, isoTime } from '../export-md.js';
-
-/** @type {Promise<((md: string) => DocumentFragment) | null> | null} */
-let renderer = null;
-
-/** The Markdown renderer, when the panel has one (loaded once). */
-function markdownRenderer() {
-  if (!renderer) {
-    renderer = import('../markdown.js')
-      .then((m) => (typeof m.renderMarkdown === 'function' ? m.renderMarkdown : null))
-      .catch(() => null);
-  }
-  return renderer;
-}
+import { renderMarkdown } from '../markdown.js';
 
 /**
  * One turn's body: rendered Markdown (sanitized) or its plain text.
- * @param {{text: string, markdown?: string}} turn
- * @param {((md: string) => DocumentFragment) | null} render
+ * @param {{text: string, markdown?: string | null}} turn
  */
-export function renderTurn(turn, render) {
-  if (render && typeof turn.markdown === 'string' && turn.markdown.trim()) {
-    return el('div', { class: 'turn-body md' }, [render(turn.markdown)]);
+export function renderTurn(turn) {
+  if (typeof turn.markdown === 'string' && turn.markdown.trim()) {
+    return el('div', { class: 'turn-body md' }, [renderMarkdown(turn.markdown)]);
   }
   return el('div', { class: 'turn-body plain', text: turn.text });
 }
@@ -88,11 +75,10 @@ export async function renderConversation() {
     webUrl(c.url) ? el('a', { class: 'source', text: c.url, attrs: { href: c.url, target: '_blank', rel: 'noreferrer' } }) : el('span', { text: c.url }),
   );
   $('conv-actions').hidden = false;
-  const render = await markdownRenderer();
   list.replaceChildren(...c.turns.map((/** @type {any} */ t, /** @type {number} */ i) =>
     el('li', { class: `turn turn-${t.role}`, attrs: { 'data-role': t.role, 'data-index': String(i) } }, [
       el('div', { class: 'who', text: t.role === 'user' ? 'You' : t.role === 'assistant' ? 'Assistant' : t.role }),
-      renderTurn(t, render),
+      renderTurn(t),
     ])));
 }
 

@@ -1,0 +1,46 @@
+"""Types are checked, not decorative: mypy --strict over server/ and tsc --noEmit (checkJs) over
+the extension, with the configuration in pyproject.toml and tsconfig.json."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import skip_unless_optional
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_mypy_strict_on_server() -> None:
+    mypy = Path(sys.executable).parent / "mypy"
+    if not mypy.exists():
+        skip_unless_optional("mypy is not installed (./scripts/setup --test)")
+    out = subprocess.run([str(mypy)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+    assert "no issues found" in out.stdout
+
+
+def test_tsc_checks_the_extension() -> None:
+    tsc = REPO / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists() or shutil.which("node") is None:
+        skip_unless_optional("typescript is not installed (./scripts/setup --test runs npm ci)")
+    out = subprocess.run([str(tsc), "-p", "tsconfig.json"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+
+
+def test_tsc_would_see_a_type_error(tmp_path: Path) -> None:
+    """The check can fail: the same configuration rejects a file with a wrong JSDoc type."""
+    tsc = REPO / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists() or shutil.which("node") is None:
+        skip_unless_optional("typescript is not installed (./scripts/setup --test runs npm ci)")
+    bad = tmp_path / "bad.js"
+    bad.write_text("/** @type {number} */\nexport const n = 'not a number';\n", "utf-8")
+    config = tmp_path / "tsconfig.json"
+    config.write_text(
+        '{"extends": "%s", "include": ["bad.js"], "compilerOptions": {"types": []}}' % (REPO / "tsconfig.json"),
+        "utf-8",
+    )
+    out = subprocess.run([str(tsc), "-p", str(config)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0 and "TS2322" in out.stdout, out.stdout
