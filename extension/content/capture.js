@@ -18,7 +18,7 @@
  */
 (function () {
   'use strict';
-  var ns = globalThis.Wherefrom;
+  var ns = /** @type {WfNamespace} */ (globalThis.Wherefrom);  // checked on the next line
   if (!ns || Object.isFrozen(ns)) return;
   var X = ns.extractor;
   var M = ns.messages;
@@ -28,6 +28,7 @@
 
   var site = X.siteFor(location.href);
 
+  /** @param {string} type @param {Record<string, unknown>} payload */
   function send(type, payload) {
     try {
       var r = chrome.runtime.sendMessage({ type: type, payload: payload });
@@ -35,22 +36,31 @@
     } catch (e) { /* extension reloaded: this page's script is orphaned */ }
   }
 
+  /** @param {WfSite} site */
   function Runtime(site) {
     this.site = site;
     this.acc = new X.Accumulator();
+    /** @type {ReturnType<typeof setTimeout> | null} */
     this.timer = null;
     this.timerAt = 0;
     this.lastMutation = 0;
     this.lastSent = '';
+    /** @type {WfFoundLayout | null} */
     this.layout = null;
+    /** @type {Record<string, boolean>} */
     this.missesSent = {};
+    /** @type {string[]} */
     this.tried = [];
+    /** @type {string | null} */
     this.source = null;
     this.collecting = false;
     this.collected = false;
     this.href = location.href;
+    /** @type {MutationObserver | null} */
     this.observer = null;
+    /** @type {Element | null} */
     this.container = null;
+    /** @type {WeakSet<Node>} */
     this.observed = new WeakSet();
     this.phase = 'starting';
   }
@@ -69,6 +79,7 @@
     this.onMutation(null);
   };
 
+  /** @param {Node} root */
   Runtime.prototype.observe = function (root) {
     if (this.observed.has(root)) return;
     this.observed.add(root);
@@ -88,6 +99,7 @@
    * Once the thread is found, only changes in it (or around it: a new thread replacing it) and
    * the streaming attribute wake the runtime — an animated sidebar or banner elsewhere on the
    * page does not keep it ticking.
+   * @param {MutationRecord[]} records
    */
   Runtime.prototype.relevant = function (records) {
     var box = this.container;
@@ -103,13 +115,17 @@
     return false;
   };
 
-  /** The nearest element holding every mounted turn (the thread). */
+  /**
+   * The nearest element holding every mounted turn (the thread).
+   * @param {Element[]} els @returns {Element | null}
+   */
   function commonAncestor(els) {
     var box = els[0] && els[0].parentElement;
-    while (box && !els.every(function (e) { return box.contains(e); })) box = box.parentElement;
+    while (box && !els.every(function (e) { return /** @type {Element} */ (box).contains(e); })) box = box.parentElement;
     return box || null;
   }
 
+  /** @param {MutationRecord[] | null} records */
   Runtime.prototype.onMutation = function (records) {
     this.lastMutation = Date.now();
     if (this.collecting) return;
@@ -121,17 +137,22 @@
     if (this.timer === null) this.schedule(DEBOUNCE_MS);
   };
 
+  /** @param {number} wait */
   Runtime.prototype.schedule = function (wait) {
     var self = this;
     this.timerAt = Date.now() + wait;
     this.timer = setTimeout(function () { self.timer = null; self.tick(); }, wait);
   };
 
-  /** While a reply grows: did these mutations end it (the layout's streaming signal went away)? */
+  /**
+   * While a reply grows: did these mutations end it (the layout's streaming signal went away)?
+   * @param {MutationRecord[] | null} records @returns {boolean}
+   */
   Runtime.prototype.streamEnded = function (records) {
     var spec = this.phase === 'growing' && this.layout && this.layout.streaming;
     if (!spec || !records) return false;
-    if (spec.attr && records.some(function (r) { return r.attributeName === spec.attr; })) return true;
+    var attr = spec.attr;
+    if (attr && records.some(function (r) { return r.attributeName === attr; })) return true;
     return !!spec.selector && !X.queryAll(document, X.asSelector(spec.selector), !!this.site.shadow).length;
   };
 
@@ -146,6 +167,7 @@
    * Read the page: the DOM first; the page's own data (registry `page_data`, share pages) when
    * the DOM shows no turns or fewer turns than that data. Returns the extractor's find
    * ({layout, turns, tried, empty, source}); merged into the accumulator when it has turns.
+   * @returns {WfFound}
    */
   Runtime.prototype.read = function () {
     var found = X.detect(document, this.site);
@@ -163,7 +185,7 @@
     if (!found.turns.length) return found;
     this.layout = found.layout;
     this.source = found.source;
-    this.container = commonAncestor(found.turns.map(function (t) { return t.el; }).filter(Boolean));
+    this.container = commonAncestor(/** @type {Element[]} */ (found.turns.map(function (t) { return t.el; }).filter(Boolean)));
     this.acc.merge(found.turns);
     return found;
   };
@@ -172,6 +194,7 @@
    * No silent partial capture: once a conversation page has settled, a capture with no turns,
    * turns of one role only or an empty turn records one miss (its kind, the site, the layouts
    * tried, the URL's path pattern; never page text). One miss per kind per page.
+   * @param {WfFound} found
    */
   Runtime.prototype.checkSettled = function (found) {
     if (!this.shouldHaveTurns()) return;
@@ -203,12 +226,13 @@
       return;
     }
     var streaming = found.turns.some(function (t) { return t.streaming; });
-    var signal = !!found.layout.streaming;
+    var layout = /** @type {WfFoundLayout} */ (found.layout);  // turns were found, so by a layout
+    var signal = !!layout.streaming;
     var settled = !streaming && (signal || quiet);
     this.emit(settled);
-    if (settled && !this.collected && found.layout.lazy && found.layout.lazy !== 'none') {
+    if (settled && !this.collected && layout.lazy && layout.lazy !== 'none') {
       this.collected = true;
-      this.scrollCollect(found.layout).then(function () { self.checkSettled(found); });
+      this.scrollCollect(layout).then(function () { self.checkSettled(found); });
       return;
     }
     if (settled) this.checkSettled(found);
@@ -222,6 +246,7 @@
     this.schedule(Math.max(DEBOUNCE_MS, QUIET_MS - (Date.now() - this.lastMutation)));
   };
 
+  /** @param {boolean} settled */
   Runtime.prototype.emit = function (settled) {
     var turns = this.acc.turns();
     var sig = JSON.stringify([turns, settled]);
@@ -263,6 +288,7 @@
     });
   }
 
+  /** @param {WfSite} site @param {WfLayoutPart} layout @returns {Element | null} */
   function scrollerFor(site, layout) {
     var sel = X.asSelector(layout.scroller || site.scroller);
     if (!sel) return null;
@@ -270,7 +296,11 @@
     return list.find(function (el) { return el.scrollHeight > el.clientHeight; }) || list[0] || null;
   }
 
-  /** The first turn element visible in the scroller, with its offset from the scroller's top. */
+  /**
+   * The first turn element visible in the scroller, with its offset from the scroller's top.
+   * @param {Element} scroller @param {WfSite} site @param {WfLayoutPart} layout
+   * @returns {{el: Element, offset: number} | null}
+   */
   function anchorOf(scroller, site, layout) {
     var top = scroller.getBoundingClientRect().top;
     var els = X.turnElements(document, site, layout);
@@ -285,6 +315,7 @@
    * Walk the scroller to the top in steps of half a viewport (windows overlap, so they stitch),
    * waiting at the top for lazily loaded older turns, then back down; collect at every step;
    * put the reader back exactly where they were.
+   * @param {WfLayoutPart} layout @returns {Promise<void>}
    */
   Runtime.prototype.scrollCollect = function (layout) {
     var self = this;
@@ -300,7 +331,8 @@
 
     function collectNow() { var f = X.detect(document, self.site); if (f.turns.length) self.acc.merge(f.turns); }
 
-    async function run() {
+    /** @param {Element} scroller the same scroller, known here not to be null */
+    async function run(scroller) {
       var stuck = 0;
       for (var guard = 0; guard < 2000; guard++) {     // up
         var before = scroller.scrollTop, height = scroller.scrollHeight;
@@ -335,7 +367,7 @@
       collectNow();
     }
 
-    return run().catch(function () {}).then(function () {
+    return run(scroller).catch(function () {}).then(function () {
       self.collecting = false;
       self.phase = 'idle';
       self.emit(true);
@@ -358,7 +390,7 @@
       if (!msg || msg.type !== M.INSERT_TEXT) return false;
       if (!sender || sender.id !== chrome.runtime.id) return false;  // only our own background
       var text = msg.payload ? msg.payload.text : msg.text;
-      sendResponse(ns.composer.insert(site, text));
+      sendResponse(ns.composer.insert(/** @type {WfSite} */ (site), text));
       return false;
     });
   } catch (e) { /* no runtime (orphaned script) */ }

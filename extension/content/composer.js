@@ -13,9 +13,10 @@
  */
 (function () {
   'use strict';
-  var ns = globalThis.Wherefrom;
+  var ns = /** @type {WfNamespace} */ (globalThis.Wherefrom);  // checked on the next line
   if (!ns || Object.isFrozen(ns)) return;
 
+  /** @param {WfSite} site @param {ParentNode} [root] @returns {Element | null} */
   function findComposer(site, root) {
     var c = site.composer;
     if (!c) return null;
@@ -27,6 +28,7 @@
     return null;
   }
 
+  /** @param {Node} el */
   function caretToEnd(el) {
     var range = document.createRange();
     range.selectNodeContents(el);
@@ -35,10 +37,12 @@
     if (sel) { sel.removeAllRanges(); sel.addRange(range); }
   }
 
+  /** @param {HTMLElement} el */
   function plainText(el) {
     return (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim();
   }
 
+  /** @param {HTMLElement} el @param {string} text */
   function insertRich(el, text) {
     el.focus();
     caretToEnd(el);
@@ -53,8 +57,9 @@
     el.dispatchEvent(ev);
   }
 
+  /** @param {HTMLElement} el @param {string} text */
   function insertQuill(el, text) {
-    var editor = el.classList.contains('ql-editor') ? el : el.querySelector('.ql-editor') || el;
+    var editor = el.classList.contains('ql-editor') ? el : /** @type {HTMLElement | null} */ (el.querySelector('.ql-editor')) || el;
     editor.focus();
     caretToEnd(editor);
     var ok = false;
@@ -80,15 +85,18 @@
     el.dispatchEvent(new Event('input', { bubbles: true }));
   }
 
-  /** Insert text into the site's composer. Returns {ok, editor, error?}. */
+  /**
+   * Insert text into the site's composer. Returns {ok, editor, error?}.
+   * @param {WfSite} site @param {unknown} text (from a message: checked here) @returns {WfInsertResult}
+   */
   function insert(site, text) {
     var editor = site.composer ? site.composer.editor : null;
     if (typeof text !== 'string' || !text) return { ok: false, editor: editor, error: 'no text' };
-    var el = findComposer(site);
+    var el = /** @type {HTMLElement | null} */ (findComposer(site));  // composers are HTML elements
     if (!el) return { ok: false, editor: editor, error: 'composer not found' };
     try {
       if (editor === 'textarea' || el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement) {
-        insertTextarea(el, text);
+        insertTextarea(/** @type {HTMLTextAreaElement} */ (el), text);  // the registry says it is one
       } else if (editor === 'quill') {
         insertQuill(el, text);
       } else {

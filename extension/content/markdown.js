@@ -18,14 +18,15 @@
  */
 (function () {
   'use strict';
-  var ns = globalThis.Wherefrom;
+  var ns = /** @type {WfNamespace} */ (globalThis.Wherefrom);  // checked on the next line
   if (!ns || Object.isFrozen(ns)) return;
-  var TurndownService = globalThis.TurndownService;
+  var TurndownService = globalThis.TurndownService;  // vendored, untyped (see types.d.ts)
   var gfm = globalThis.turndownPluginGfm;
   if (!TurndownService || !gfm) return;  // vendor files missing: turns carry text only
 
   var KEEP = /^(P|A|STRONG|B|EM|I|CODE|PRE|UL|OL|LI|TABLE|THEAD|TBODY|TFOOT|TR|TH|TD|H[1-6]|BLOCKQUOTE|HR|DEL|S|STRIKE)$/;
   var TABLE_PARTS = /^(TABLE|THEAD|TBODY|TFOOT|TR)$/;
+  /** @type {Record<string, string>} */
   var ROLE_TAG = {
     table: 'TABLE', grid: 'TABLE', treegrid: 'TABLE', row: 'TR', columnheader: 'TH', rowheader: 'TH',
     cell: 'TD', gridcell: 'TD', list: 'UL', listitem: 'LI', blockquote: 'BLOCKQUOTE',
@@ -40,12 +41,14 @@
   var LANG_WORD = /^[A-Za-z][\w#+.\- ]{0,23}$/;
   var doc = document.implementation.createHTMLDocument('');
 
+  /** @param {Element} el */
   function hidden(el) {
     if (el.hasAttribute('hidden')) return true;
     var cs = getComputedStyle(el);
     return cs.display === 'none' || cs.visibility === 'hidden' || cs.visibility === 'collapse';
   }
 
+  /** @param {Element} el @param {string | null | undefined} sel */
   function matches(el, sel) {
     try { return !!sel && el.matches(sel); } catch (e) { return false; }
   }
@@ -53,6 +56,7 @@
   // ------------------------------------------------------------------ code
 
   /** The element whose text is the code: an editor's content, the <pre>'s single <code>, else the <pre>. */
+  /** @param {Element} pre @returns {Element} */
   function codeElement(pre) {
     var editor = pre.querySelector(EDITOR);
     if (editor) return editor;
@@ -60,18 +64,24 @@
     return codes.length === 1 ? codes[0] : pre;
   }
 
-  /** The code exactly as shown: lines joined with \n, gutters and excluded parts dropped. */
+  /**
+   * The code exactly as shown: lines joined with \n, gutters and excluded parts dropped.
+   * @param {Node} root @param {string} [exclude] @returns {string}
+   */
   function codeText(root, exclude) {
     var out = '';
     var pending = false;  // a line ended (block boundary); the next content starts a new line
+    /** @param {string} s */
     function put(s) {
       if (pending && out && out.charAt(out.length - 1) !== '\n' && s.charAt(0) !== '\n') out += '\n';
       pending = false;
       out += s;
     }
-    function walk(node) {
-      if (node.nodeType === 3) { if (node.data) put(node.data); return; }
-      if (node.nodeType !== 1) return;
+    /** @param {Node} n */
+    function walk(n) {
+      if (n.nodeType === 3) { var data = /** @type {Text} */ (n).data; if (data) put(data); return; }
+      if (n.nodeType !== 1) return;
+      var node = /** @type {Element} */ (n);
       if (node.nodeName === 'BR') {  // ends the current line (an empty editor line is just <br>)
         if (pending && out && out.charAt(out.length - 1) !== '\n') out += '\n';
         pending = false;
@@ -92,7 +102,9 @@
     return out.replace(/\u00a0/g, ' ').replace(/\n+$/, '');
   }
 
+  /** @param {Element} el @returns {string | null} */
   function langFromAttrs(el) {
+    /** @type {RegExpExecArray | null | ''} */
     var m = /(?:^|\s)(?:language|lang)-([\w#+.-]+)/.exec(typeof el.className === 'string' ? el.className : '');
     if (m && m[1] !== 'none' && m[1] !== 'plaintext' && m[1] !== 'text') return m[1];
     var d = el.getAttribute && (el.getAttribute('data-language') || el.getAttribute('data-lang'));
@@ -102,9 +114,13 @@
     return m ? m[1] : null;
   }
 
-  /** The language the page names for a code block, lower-cased, or ''. */
+  /**
+   * The language the page names for a code block, lower-cased, or ''.
+   * @param {Element} pre @param {Element} code @param {Element} turnRoot @returns {string}
+   */
   function codeLanguage(pre, code, turnRoot) {
     var inner = code.querySelectorAll('[class*="language-"], [class*="lang-"]');
+    /** @type {Element[]} */
     var cands = [code, pre].concat(Array.prototype.slice.call(inner));
     for (var a = pre.parentElement, n = 0; a && n < 6 && a !== turnRoot; a = a.parentElement, n++) cands.push(a);
     for (var i = 0; i < cands.length; i++) {
@@ -114,7 +130,7 @@
     // a visible label in the block's header: a short word before the code, in a container that
     // holds only this code block (never a paragraph of the answer)
     for (var box = code.parentElement, k = 0; box && k < 12; box = box.parentElement, k++) {
-      var codes = Array.prototype.filter.call(box.querySelectorAll('pre'), function (x) { return !x.querySelector('pre'); });
+      var codes = Array.prototype.filter.call(box.querySelectorAll('pre'), function (/** @type {Element} */ x) { return !x.querySelector('pre'); });
       if (codes.length > 1) break;
       if (box.querySelector('p, li, h1, h2, h3, h4, h5, h6, table, blockquote')) break;
       var walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
@@ -133,13 +149,14 @@
 
   // ------------------------------------------------------------------ math
 
+  /** @param {Element} el @returns {string | null} the TeX a rendered formula carries */
   function texOf(el) {
     var ann = el.querySelector('annotation[encoding="application/x-tex"], annotation[encoding="application/x-latex"]');
     if (ann && ann.textContent.trim()) return ann.textContent;
     var math = el.querySelector('math');
     if (math) {
       var bare = '';
-      for (var c = math.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) bare += c.data;
+      for (var c = math.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) bare += /** @type {Text} */ (c).data;
       if (bare.trim()) return bare;
       var alt = math.getAttribute('alttext');
       if (alt) return alt;
@@ -147,11 +164,14 @@
     var latex = el.getAttribute('data-latex') || el.getAttribute('data-tex');
     if (latex) return latex;
     var script = el.nextElementSibling;
-    if (script && script.nodeName === 'SCRIPT' && /^math\/tex/.test(script.type)) return script.textContent;
+    if (script && script.nodeName === 'SCRIPT' && /^math\/tex/.test(/** @type {HTMLScriptElement} */ (script).type)) return script.textContent;
     return null;
   }
 
-  /** {tex, display} when el is a rendered formula with its TeX, else null. */
+  /**
+   * {tex, display} when el is a rendered formula with its TeX, else null.
+   * @param {Element} el @returns {{tex: string, display: boolean} | null}
+   */
   function mathOf(el) {
     var tex = null, display = false;
     var dm = el.getAttribute('data-math');
@@ -172,8 +192,9 @@
 
   // ------------------------------------------------------------------ the sink
 
+  /** @param {string | null | undefined} u @returns {string | null} */
   function httpUrl(u) {
-    return /^https?:\/\//i.test(u || '') ? u : null;
+    return /^https?:\/\//i.test(u || '') ? /** @type {string} */ (u) : null;
   }
 
   /**
@@ -190,6 +211,7 @@
       var typed = doc.createElement('pre');
       typed.setAttribute('data-wf-typed', '');
       this.top.appendChild(typed);
+      /** @type {Element[]} */
       this.stack = [typed];
     } else {
       this.stack = [this.top];
@@ -202,6 +224,7 @@
 
   Sink.prototype.parent = function () { return this.stack[this.stack.length - 1]; };
 
+  /** @param {string} data */
   Sink.prototype.text = function (data) {
     if (this.skip) return;
     var p = this.parent();
@@ -215,6 +238,7 @@
   };
 
   /** A skipped element (img, svg, media): a formula image's TeX, or an http(s) image as a link. */
+  /** @param {Element} node */
   Sink.prototype.media = function (node) {
     if (this.skip || node.nodeName !== 'IMG' || hidden(node)) return;
     var alt = (node.getAttribute('alt') || '').trim();
@@ -225,7 +249,7 @@
       this.parent().appendChild(mathNode(alt.replace(/\s+/g, ' '), !!block));
       return;
     }
-    var src = httpUrl(node.src);
+    var src = httpUrl(/** @type {HTMLImageElement} */ (node).src);
     if (!src) return;  // never a data: or blob: image
     var a = doc.createElement('a');
     a.setAttribute('href', src);
@@ -233,6 +257,7 @@
     this.parent().appendChild(a);
   };
 
+  /** @param {string} tex @param {boolean} display */
   function mathNode(tex, display) {
     var m = doc.createElement('wf-math');
     if (display) m.setAttribute('display', '');
@@ -240,6 +265,7 @@
     return m;
   }
 
+  /** @param {Element} node @param {CSSStyleDeclaration} cs @param {boolean} block */
   Sink.prototype.open = function (node, cs, block) {
     if (this.skip) { this.skip++; return; }
     var p = this.parent();
@@ -272,6 +298,7 @@
       tag = 'H' + level;
     }
     if (tag === 'PRE') tag = 'DIV';  // a wrapper around the real code <pre>
+    /** @type {Element | null} */
     var el = null;
     var typed = false;
     if (this.role === 'user' && !this.typed && !this.cell && /^pre/.test(cs.whiteSpace) &&
@@ -300,11 +327,11 @@
       el = doc.createElement(block ? 'DIV' : 'SPAN');
     }
     if (el && el.nodeName === 'A') {
-      var href = node.nodeName === 'A' ? node.href : '';
+      var href = node.nodeName === 'A' ? /** @type {HTMLAnchorElement} */ (node).href : '';
       if (/^(https?|mailto):/i.test(href || '')) el.setAttribute('href', href);
       else el = doc.createElement('SPAN');
     }
-    if (el && el.nodeName === 'OL' && node.getAttribute('start')) el.setAttribute('start', node.getAttribute('start'));
+    if (el && el.nodeName === 'OL' && node.getAttribute('start')) el.setAttribute('start', /** @type {string} */ (node.getAttribute('start')));
     if (el) p.appendChild(el);
     this.stack.push(el || p);
     this._opened = this._opened || [];
@@ -320,20 +347,22 @@
    * A grid laid out by CSS (Mistral: role=table holding columnheader and cell elements, no rows):
    * cells straight under the table are grouped into rows, as many per row as there are headers.
    */
+  /** @param {Element} table */
   function gridRows(table) {
     var cells = Array.prototype.filter.call(table.childNodes, function (c) { return c.nodeName === 'TH' || c.nodeName === 'TD'; });
     if (!cells.length) return;
     var perRow = cells.filter(function (c) { return c.nodeName === 'TH'; }).length || cells.length;
+    /** @type {Element | null} */
     var row = null;
     cells.forEach(function (c, i) {
       if (i % perRow === 0) { row = doc.createElement('TR'); table.insertBefore(row, c); }
-      row.appendChild(c);
+      /** @type {Element} */ (row).appendChild(c);
     });
   }
 
   Sink.prototype.close = function () {
     if (this.skip) { this.skip--; return; }
-    var closed = this.stack.pop();
+    var closed = /** @type {Element} */ (this.stack.pop());
     var o = this._opened.pop();
     if (o.table) gridRows(closed);
     if (o.typed) this.typed = false;
@@ -343,6 +372,7 @@
 
   // ------------------------------------------------------------------ Turndown
 
+  /** @param {string} code */
   function fenceFor(code) {
     var longest = 0;
     var runs = code.match(/`+/g) || [];
@@ -359,6 +389,7 @@
     // the plugin keeps tables holding code or lists as HTML; here a table is always GFM (cells
     // hold inline content only, see Sink.open)
     filter: 'table',
+    /** @param {string} content @param {HTMLTableElement} node */
     replacement: function (content, node) {
       var rows = content.replace(/\n+/g, '\n').trim();
       if (!rows) return '';
@@ -374,7 +405,8 @@
     },
   });
   service.addRule('wfCode', {
-    filter: function (node) { return node.nodeName === 'PRE' && node.hasAttribute('data-wf-code'); },
+    filter: function (/** @type {Element} */ node) { return node.nodeName === 'PRE' && node.hasAttribute('data-wf-code'); },
+    /** @param {string} content @param {Element} node */
     replacement: function (content, node) {
       var code = node.textContent;
       var fence = fenceFor(code);
@@ -382,13 +414,15 @@
     },
   });
   service.addRule('wfTyped', {
-    filter: function (node) { return node.nodeName === 'PRE' && node.hasAttribute('data-wf-typed'); },
+    filter: function (/** @type {Element} */ node) { return node.nodeName === 'PRE' && node.hasAttribute('data-wf-typed'); },
+    /** @param {string} content */
     replacement: function (content) {
       return '\n\n' + content.replace(/^\n+|\s+$/g, '').replace(/\n{3,}/g, '\n\n') + '\n\n';
     },
   });
   service.addRule('wfMath', {
-    filter: function (node) { return node.nodeName === 'WF-MATH'; },
+    filter: function (/** @type {Element} */ node) { return node.nodeName === 'WF-MATH'; },
+    /** @param {string} content @param {Element} node */
     replacement: function (content, node) {
       var tex = node.textContent;
       return node.hasAttribute('display') ? '\n\n$$\n' + tex + '\n$$\n\n' : '$' + tex + '$';
@@ -396,7 +430,9 @@
   });
 
   /** One Markdown document from the sinks of a turn's text roots. */
+  /** @param {Sink[]} sinks @returns {string} */
   function join(sinks) {
+    /** @type {string[]} */
     var parts = [];
     sinks.forEach(function (s) {
       var md = '';
@@ -408,6 +444,7 @@
   }
 
   ns.markdown = Object.freeze({
+    /** @param {{root: Element, exclude: string, role: string}} opts */
     sink: function (opts) { return new Sink(opts); },
     join: join,
     codeText: codeText,

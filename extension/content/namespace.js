@@ -10,11 +10,11 @@
   'use strict';
   var ns = globalThis.Wherefrom;
   if (ns && Object.isFrozen(ns)) return;
-  ns = globalThis.Wherefrom = ns || {};
+  ns = globalThis.Wherefrom = ns || /** @type {WfNamespace} */ ({});  // the files below fill it in
   ns.adapters = ns.adapters || {};
 
   /** Message types (WherefromProtocol when shared/protocol.js is loaded, else the same literals). */
-  var P = globalThis.WherefromProtocol || {};
+  var P = /** @type {Partial<WfProtocolAPI>} */ (globalThis.WherefromProtocol || {});
   ns.messages = Object.freeze({
     CAPTURE_TURNS: P.CAPTURE_TURNS || 'content:capture-turns',
     SELECTOR_MISS: P.SELECTOR_MISS || 'content:selector-miss',

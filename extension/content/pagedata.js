@@ -21,10 +21,11 @@
  */
 (function () {
   'use strict';
-  var ns = globalThis.Wherefrom;
+  var ns = /** @type {WfNamespace} */ (globalThis.Wherefrom);  // checked on the next line
   if (!ns || Object.isFrozen(ns)) return;
 
   // turbo-stream's special values (negative indexes): hole, NaN, -Infinity, -0, null, Infinity, undefined
+  /** @type {Record<string, number | null | undefined>} */
   var SPECIAL = { '-1': undefined, '-2': NaN, '-3': -Infinity, '-4': -0, '-5': null, '-6': Infinity, '-7': undefined };
 
   /**
@@ -34,7 +35,9 @@
    * @param {unknown[]} flat @returns {unknown}
    */
   function decodeTurboStream(flat) {
+    /** @type {Map<number, unknown>} */
     var memo = new Map();
+    /** @param {unknown} i @returns {unknown} */
     function val(i) {
       if (typeof i !== 'number') return i;
       if (i < 0) return SPECIAL[String(i)];
@@ -45,6 +48,7 @@
           memo.set(i, raw[1]);   // tagged value (D date, S symbol, Y/Z promises...): its payload
           return raw[1];
         }
+        /** @type {unknown[]} */
         var arr = [];
         memo.set(i, arr);
         raw.forEach(function (x) { arr.push(val(x)); });
@@ -67,7 +71,10 @@
     return flat.length ? val(0) : null;
   }
 
-  /** The JSON string literal passed to `marker` in a script's text, parsed; else null. */
+  /**
+   * The JSON string literal passed to `marker` in a script's text, parsed; else null.
+   * @param {string} text @param {string} marker @returns {unknown} JSON from the page
+   */
   function enqueuedValue(text, marker) {
     var at = text.indexOf(marker);
     if (at < 0) return null;
@@ -92,6 +99,7 @@
    * The object literal assigned after `marker` (`window.STATE={...}`), read as JSON: outside
    * strings, `undefined` becomes null and `BigInt("n")` its digits as a string (a serialised
    * store). Never evaluated. Null when it is not JSON after that.
+   * @param {string} text @param {string} marker @returns {unknown} JSON from the page
    */
   function assignedValue(text, marker) {
     var at = text.indexOf(marker);
@@ -120,13 +128,19 @@
     }
   }
 
-  /** Every value at a dotted path ("a.*.b"); `*` fans out over a list's items or an object's values. */
+  /**
+   * Every value at a dotted path ("a.*.b"); `*` fans out over a list's items or an object's values.
+   * @param {unknown} value @param {string | undefined} path @returns {unknown[]}
+   */
   function pathValues(value, path) {
+    /** @type {unknown[]} */
     var out = [value];
     String(path || '').split('.').filter(Boolean).forEach(function (step) {
+      /** @type {unknown[]} */
       var next = [];
-      out.forEach(function (v) {
-        if (v === null || typeof v !== 'object') return;
+      out.forEach(function (value) {
+        if (value === null || typeof value !== 'object') return;
+        var v = /** @type {Record<string, unknown>} */ (value);
         if (step === '*') {
           (Array.isArray(v) ? v : Object.keys(v).map(function (k) { return v[k]; })).forEach(function (x) { next.push(x); });
         } else if (Object.prototype.hasOwnProperty.call(v, step)) next.push(v[step]);
@@ -136,21 +150,25 @@
     return out;
   }
 
+  /** @param {unknown} v @returns {string} */
   function textOf(v) {
     if (typeof v === 'string') return v;
     if (Array.isArray(v)) return v.filter(function (x) { return typeof x === 'string'; }).join('\n\n');
     return '';
   }
 
-  /**
-   * The turns one `page_data` reader finds in the document: [{role, text, id}] in data order.
-   * @param {Document} doc @param {object} spec @returns {Array<{role: string, text: string, id: string|null}>}
-   */
+  /** @type {WeakMap<Element, {spec: WfPageDataSpec, length: number, turns: WfPageTurn[]}>} */
   var decoded = new WeakMap();   // script element -> {spec, length, turns}
 
+  /**
+   * The turns one `page_data` reader finds in the document: [{role, text, id}] in data order.
+   * @param {Document} doc @param {WfPageDataSpec} spec @returns {WfPageTurn[]}
+   */
   function readWith(doc, spec) {
     var X = ns.extractor;
+    /** @type {Element[]} */
     var scripts = Array.prototype.slice.call(doc.querySelectorAll(X.asSelector(spec.script || 'script')));
+    /** @type {WfPageTurn[]} */
     var best = [];
     scripts.forEach(function (s) {
       var text = s.textContent || '';
@@ -160,20 +178,24 @@
         if (memo.turns.length > best.length) best = memo.turns;
         return;
       }
+      /** @type {unknown} */
       var data = null;
+      // enqueue and assign readers name their marker (registry.schema.json's description)
+      var marker = /** @type {string} */ (spec.marker);
       if (spec.format === 'enqueue') {
-        var flat = enqueuedValue(text, spec.marker);
+        var flat = enqueuedValue(text, marker);
         data = Array.isArray(flat) ? decodeTurboStream(flat) : null;
       } else if (spec.format === 'assign') {
-        data = assignedValue(text, spec.marker);
+        data = assignedValue(text, marker);
       } else {
         try { data = JSON.parse(text); } catch (e) { data = null; }
       }
       if (data === null) return;
+      /** @type {WfPageTurn[]} */
       var turns = [];
       pathValues(data, spec.messages).forEach(function (m) {
         var rawRole = pathValues(m, spec.role)[0];
-        var role = spec.roles ? spec.roles[rawRole] : rawRole;
+        var role = spec.roles ? spec.roles[/** @type {string} */ (rawRole)] : rawRole;
         if (role !== 'user' && role !== 'assistant') return;
         if (spec.skip && pathValues(m, spec.skip)[0]) return;   // hidden from the conversation
         var t = X.normalise(pathValues(m, spec.text).map(textOf).join('\n\n'));
@@ -195,7 +217,8 @@
   /**
    * The conversation the page's own data holds, with the reader that found it: the first
    * `page_data` reader of the site (newest first) that finds turns; else null.
-   * @param {Document} doc @param {object} site
+   * @param {Document} doc @param {WfSite} site
+   * @returns {{reader: WfPageDataSpec, turns: WfPageTurn[]} | null}
    */
   function read(doc, site) {
     var specs = site.page_data || [];

@@ -15,6 +15,8 @@
 
   /** @typedef {'content' | 'panel' | 'background'} SenderKind */
   /** Field specs: type name, `?` suffix for optional; [min, max] lengths for strings/arrays. */
+  /** @typedef {[string, number?, number?]} FieldSpec */
+  /** @typedef {Record<string, FieldSpec>} Schema */
 
   var T = {
     // content → background
@@ -62,7 +64,9 @@
   var MAX_CONTENT_CHARS = 16 * 1024 * 1024;
 
   /** Payload schemas: field -> [type, min, max] (type ending in `?` = optional). */
+  /** @type {FieldSpec} */
   var TAB = ['integer?', 0, 2147483647];
+  /** @type {Record<string, Schema>} */
   var SCHEMAS = {};
   SCHEMAS[T.CAPTURE_TURNS] = {
     site: ['string', 1, 64],
@@ -98,6 +102,7 @@
   SCHEMAS[T.PANEL_INSERT_TEXT] = { tabId: TAB, text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_CLEAR_NOTICE] = { tabId: TAB };
   // url: a conversation opened from search (a stored source_url); without it, the tab's own
+  /** @type {FieldSpec} */
   var DOC_ID = ['integer', 1, 9007199254740991];
   SCHEMAS[T.PANEL_SEARCH] = { q: ['string', 1, 4000], limit: ['integer?', 1, 100] };
   SCHEMAS[T.PANEL_GET_CONVERSATION] = { tabId: TAB, url: ['string?', 1, 4096] };
@@ -121,6 +126,10 @@
       (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
   }
 
+  /**
+   * @param {string} name @param {unknown} value @param {FieldSpec} spec
+   * @returns {string | null} what is wrong with the field, or null
+   */
   function checkField(name, value, spec) {
     var type = spec[0];
     var optional = type.charAt(type.length - 1) === '?';
@@ -145,7 +154,7 @@
         }
         return null;
       case 'mode':
-        return MODES.indexOf(value) >= 0 ? null : name + ' must be off, suggest or collect';
+        return MODES.indexOf(/** @type {string} */ (value)) >= 0 ? null : name + ' must be off, suggest or collect';
       case 'turns':
         if (!Array.isArray(value)) return name + ' must be a list';
         if (value.length < min || value.length > max) return name + ' has too many items';
@@ -170,7 +179,10 @@
     }
   }
 
-  /** Characters in all the strings of an (already validated, so shallow) payload. */
+  /**
+   * Characters in all the strings of an (already validated, so shallow) payload.
+   * @param {Record<string, unknown>} payload @returns {number}
+   */
   function textChars(payload) {
     var n = 0;
     for (var k in payload) {
@@ -217,11 +229,12 @@
     return { ok: true, type: type, payload: payload };
   }
 
+  /** @type {Record<string, unknown>} */
   var api = {
     validate: validate, directionOf: directionOf, MODES: MODES.slice(),
     LIMITS: Object.freeze({ text: MAX_TEXT, markdown: MAX_MARKDOWN, detail: MAX_DETAIL, turns: MAX_TURNS, contentChars: MAX_CONTENT_CHARS }),
   };
-  for (var name in T) api[name] = T[name];
+  for (var name in T) api[name] = T[/** @type {keyof typeof T} */ (name)];
   api.TYPES = Object.freeze(Object.assign({}, T));
-  globalThis.WherefromProtocol = Object.freeze(api);
+  globalThis.WherefromProtocol = /** @type {WfProtocolAPI} */ (Object.freeze(api));
 })();
