@@ -53,7 +53,14 @@ function pageCard(tab) {
   }
 }
 
-/** @param {any} item @param {string} pageUrl */
+/**
+ * One item of the server's match tiers (GET /match), or a saved document: the fields read here.
+ * @typedef {{id?: number, kind?: string, role?: string, text?: string, markdown?: string,
+ *   title?: string, source_ref?: string, source_url?: string, source_host?: string,
+ *   age?: {label?: string, granularity?: string}}} MemoryItem
+ */
+
+/** @param {MemoryItem} item @param {string} pageUrl */
 function itemNode(item, pageUrl) {
   const text = item.text || item.title || item.source_ref || item.source_url || '';
   const kind = item.kind === 'turn' ? (item.role === 'user' ? 'you said' : 'assistant') : item.kind || '';
@@ -100,6 +107,7 @@ function renderTiers(page) {
     seen.add(key);
     docs.push(d);
   }
+  /** @type {Array<[string, string, MemoryItem[]]>} */
   const sections = [
     ['exact', 'From this page', tiers.exact || []],
     ['site', `Elsewhere on ${page.tab.host}`, tiers.site || []],
