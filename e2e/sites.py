@@ -140,8 +140,7 @@ def _load(site: str, html_path: Path) -> Fixture:
         raise FixtureError(f"{html_path}: host {host} is not one of {SITE_HOSTS[site]}")
     turns = expected.get("turns")
     if not isinstance(turns, list) or not all(
-        isinstance(t, dict) and t.get("role") in ("user", "assistant") and isinstance(t.get("text"), str)
-        for t in turns
+        isinstance(t, dict) and t.get("role") in ("user", "assistant") and isinstance(t.get("text"), str) for t in turns
     ):
         raise FixtureError(f"{exp_path}: turns must be [{{role: user|assistant, text}}]")
     return Fixture(site, scenario, url, html_path, expected, meta)
@@ -249,9 +248,7 @@ def match_pattern_regex(pattern: str) -> re.Pattern[str] | None:
         return None
     scheme = "https?" if m[1] == "*" else m[1]
     host = (
-        "[^/]+" if m[2] == "*"
-        else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.")
-        else re.escape(m[2])
+        "[^/]+" if m[2] == "*" else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.") else re.escape(m[2])
     )
     path = ".*".join(re.escape(p) for p in m[3].split("*"))
     return re.compile(f"{scheme}://{host}(?::\\d+)?{path}", re.S)

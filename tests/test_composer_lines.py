@@ -34,8 +34,10 @@ MARKDOWN = (
 async def test_insert_keeps_lines_and_indentation(chromium: Any, fx: Fixture) -> None:  # noqa: F811
     page = await new_page(chromium, fx)
     try:
-        if not await page.evaluate("() => !!document.querySelector('[data-wf-editor]') || "
-                                   "[...document.querySelectorAll('*')].some(e => e.shadowRoot)"):
+        if not await page.evaluate(
+            "() => !!document.querySelector('[data-wf-editor]') || "
+            "[...document.querySelectorAll('*')].some(e => e.shadowRoot)"
+        ):
             pytest.skip("fixture has no composer")
         await inject(page)
         result = await page.evaluate(INSERT, MARKDOWN)
