@@ -95,6 +95,11 @@ class Fixture:
         return f"{self.site}/{self.scenario}"
 
     @property
+    def has_composer(self) -> bool:
+        """Does the page have a composer to insert into? (share and public pages have none)"""
+        return self.expected.get("composer", True) is not False
+
+    @property
     def features(self) -> tuple[str, ...]:
         return tuple(self.meta.get("features", ()))
 

@@ -175,7 +175,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     assert captures, f"no POST /api/captures on the wire (selector misses: {misses})"
     assert all((c.json() or {}).get("url") for c in captures), dump(captures)
     assert got == expected, f"stored conversation differs from ground truth: {first_diff(got, expected)}"
-    has_composer = fixture.expected.get("composer", True) is not False  # share pages have none
+    has_composer = fixture.has_composer  # share pages have none
     if has_composer:
         assert ed["found"], "the fixture has no [data-wf-editor] element"
         assert inserted, (
