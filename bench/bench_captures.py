@@ -49,12 +49,15 @@ def main() -> int:
         for t in incoming:
             content.get((t.role, t.text))
 
-    rows = [("baseline: dict build + one probe per turn", best_of(floor)),
-            ("plan() (this tree)", best_of(lambda: plan(stored, incoming)))]
+    rows = [
+        ("baseline: dict build + one probe per turn", best_of(floor)),
+        ("plan() (this tree)", best_of(lambda: plan(stored, incoming))),
+    ]
     if args.old is not None:
         # an older captures.py may import names this tree no longer has; plan() needs none of them
         source = args.old.read_text("utf-8").replace(
-            "from server.governance.policy import require_collect", "require_collect = None")
+            "from server.governance.policy import require_collect", "require_collect = None"
+        )
         old = types.ModuleType("old_captures")
         sys.modules["old_captures"] = old
         exec(compile(source, str(args.old), "exec"), old.__dict__)  # noqa: S102 - a file the person names

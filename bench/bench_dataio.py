@@ -47,7 +47,10 @@ def wherefrom(server: ServerProcess, *args: str) -> float:
     t0 = time.perf_counter()
     subprocess.run(  # noqa: S603 - this interpreter, fixed argv
         [sys.executable, "-m", "server", *args, "--port", str(server.port), "--data-dir", str(server.data_dir)],
-        cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     return time.perf_counter() - t0
 
@@ -75,16 +78,31 @@ def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
             cur = con.execute(
                 "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
                 "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
-                {"site": c["site"], **prov.columns(), "now": c["created_at"] or 0})
+                {"site": c["site"], **prov.columns(), "now": c["created_at"] or 0},
+            )
             for pos, t in enumerate(c["turns"]):
-                con.execute(INSERT_FACT, fact_row(stamp(c["url"], t["native_id"]), kind="turn", title=c["title"],
-                                                  text=t["text"], valid_at=t["valid_at"], granularity=t["granularity"],
-                                                  now=t["valid_at"], conversation_id=cur.lastrowid, position=pos,
-                                                  role=t["role"], native_id=t["native_id"]))
+                con.execute(
+                    INSERT_FACT,
+                    fact_row(
+                        stamp(c["url"], t["native_id"]),
+                        kind="turn",
+                        title=c["title"],
+                        text=t["text"],
+                        valid_at=t["valid_at"],
+                        granularity=t["granularity"],
+                        now=t["valid_at"],
+                        conversation_id=cur.lastrowid,
+                        position=pos,
+                        role=t["role"],
+                        native_id=t["native_id"],
+                    ),
+                )
     con.close()
     bare = time.perf_counter() - t0
-    return [(f"import-chats, {n} messages", ours, f"{n / ours:8.0f} msg/s"),
-            ("  baseline: bare sqlite3 inserts", bare, f"{n / bare:8.0f} msg/s")]
+    return [
+        (f"import-chats, {n} messages", ours, f"{n / ours:8.0f} msg/s"),
+        ("  baseline: bare sqlite3 inserts", bare, f"{n / bare:8.0f} msg/s"),
+    ]
 
 
 def bench_store(tmp: Path, items: int) -> list[tuple[str, float, str]]:
@@ -103,27 +121,36 @@ def bench_store(tmp: Path, items: int) -> list[tuple[str, float, str]]:
         t0 = time.perf_counter()
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         with (tmp / "bare.jsonl").open("w", encoding="utf-8") as out:
-            for r in con.execute("SELECT kind, source_url, title, text, valid_at, granularity, role FROM facts "
-                                 "WHERE invalid_at IS NULL ORDER BY id"):
+            for r in con.execute(
+                "SELECT kind, source_url, title, text, valid_at, granularity, role FROM facts "
+                "WHERE invalid_at IS NULL ORDER BY id"
+            ):
                 out.write(json.dumps(r, ensure_ascii=False) + "\n")
             for r in con.execute("SELECT source_url, title, text FROM documents ORDER BY id"):
                 out.write(json.dumps(r, ensure_ascii=False) + "\n")
         con.close()
         t_bare = time.perf_counter() - t0
-        rows += [(f"export --format json, {built['items']:,} items", t_json, f"x{t_json / t_bare:5.1f} baseline"),
-                 (f"export --format markdown ({files:,} files)", t_md, f"x{t_md / t_bare:5.1f} baseline"),
-                 ("  baseline: bare SELECT -> JSON lines", t_bare, "")]
+        rows += [
+            (f"export --format json, {built['items']:,} items", t_json, f"x{t_json / t_bare:5.1f} baseline"),
+            (f"export --format markdown ({files:,} files)", t_md, f"x{t_md / t_bare:5.1f} baseline"),
+            ("  baseline: bare SELECT -> JSON lines", t_bare, ""),
+        ]
         mb = db.stat().st_size / 1e6
         t_ours = wherefrom(server, "backup", str(tmp / "ours.db"))
         split = backup(db, tmp / "ours-inprocess.db")
         t0 = time.perf_counter()
         subprocess.run(["sqlite3", str(db), f".backup {tmp / 'bare.db'}"], check=True)  # noqa: S603, S607
         t_sqlite = time.perf_counter() - t0
-        rows += [(f"wherefrom backup ({mb:.0f} MB, integrity checked)", t_ours, f"x{t_ours / t_sqlite:5.1f} baseline"),
-                 ("  of which, in process: the backup API copy", split["copy_seconds"],
-                  f"x{split['copy_seconds'] / t_sqlite:5.1f} baseline"),
-                 ("  of which, in process: PRAGMA integrity_check", split["check_seconds"], ""),
-                 ("  baseline: sqlite3 .backup (a process)", t_sqlite, "")]
+        rows += [
+            (f"wherefrom backup ({mb:.0f} MB, integrity checked)", t_ours, f"x{t_ours / t_sqlite:5.1f} baseline"),
+            (
+                "  of which, in process: the backup API copy",
+                split["copy_seconds"],
+                f"x{split['copy_seconds'] / t_sqlite:5.1f} baseline",
+            ),
+            ("  of which, in process: PRAGMA integrity_check", split["check_seconds"], ""),
+            ("  baseline: sqlite3 .backup (a process)", t_sqlite, ""),
+        ]
     finally:
         server.stop()
     return rows

@@ -80,8 +80,21 @@ def run(extractors: dict[str, Callable[[str, str], str | None]], pages: list, re
         tp, fn_, fp, tn = totals
         p, r, f = prf(tp, fn_, fp)
         seconds = sum(best[name])
-        results.append({"name": name, "p": p, "r": r, "f1": f, "seconds": seconds, "pps": len(pages) / seconds,
-                        "tp": tp, "fn": fn_, "fp": fp, "tn": tn, "empty": sum(1 for t in texts[name] if not t)})
+        results.append(
+            {
+                "name": name,
+                "p": p,
+                "r": r,
+                "f1": f,
+                "seconds": seconds,
+                "pps": len(pages) / seconds,
+                "tp": tp,
+                "fn": fn_,
+                "fp": fp,
+                "tn": tn,
+                "empty": sum(1 for t in texts[name] if not t),
+            }
+        )
     return results
 
 
@@ -120,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     results = run({"bare trafilatura.extract": bare, "pipeline extract_html+chunks": pipeline}, pages, args.repeat)
     print(f"{'':30} {'precision':>9} {'recall':>7} {'F1':>6} {'pages/s':>8}  tp/fn/fp/tn  empty")
     for r in results:
-        print(f"{r['name']:30} {r['p']:9.3f} {r['r']:7.3f} {r['f1']:6.3f} {r['pps']:8.1f}  "
-              f"{r['tp']}/{r['fn']}/{r['fp']}/{r['tn']}  {r['empty']}")
+        print(
+            f"{r['name']:30} {r['p']:9.3f} {r['r']:7.3f} {r['f1']:6.3f} {r['pps']:8.1f}  "
+            f"{r['tp']}/{r['fn']}/{r['fp']}/{r['tn']}  {r['empty']}"
+        )
     bare_r, pipe_r = results
     overhead = pipe_r["seconds"] / bare_r["seconds"]
     print(f"overhead: pipeline takes {overhead:.2f}x the time of bare trafilatura ({(overhead - 1) * 100:+.1f} %)")

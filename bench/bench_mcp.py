@@ -38,14 +38,20 @@ LIMIT = 10  # search_memory's default
 async def run(data_dir: Path, samples: int, errlog: TextIO) -> None:
     server = ServerProcess(data_dir).start(within=120)
     try:
-        params = StdioServerParameters(command=sys.executable, cwd=REPO, args=[
-            "-m", "server", "mcp", "--port", str(server.port), "--data-dir", str(data_dir)])
+        params = StdioServerParameters(
+            command=sys.executable,
+            cwd=REPO,
+            args=["-m", "server", "mcp", "--port", str(server.port), "--data-dir", str(data_dir)],
+        )
         queries = prose_queries(samples)
         headers = {"Authorization": f"Bearer {server.token}"}
         mcp_ms: list[float] = []
         http_ms: list[float] = []
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session, aiohttp.ClientSession() as http:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+            aiohttp.ClientSession() as http,
+        ):
             await session.initialize()
             for q in queries[:20]:  # warm both paths (page cache, connections)
                 await session.call_tool("search_memory", {"query": q, "limit": LIMIT})
@@ -55,8 +61,9 @@ async def run(data_dir: Path, samples: int, errlog: TextIO) -> None:
                 mcp_ms.append((time.perf_counter() - t0) * 1000)
                 assert not result.is_error, result
                 t0 = time.perf_counter()
-                async with http.get(server.base + "/api/search", params={"q": q, "limit": LIMIT},
-                                    headers=headers) as resp:
+                async with http.get(
+                    server.base + "/api/search", params={"q": q, "limit": LIMIT}, headers=headers
+                ) as resp:
                     await resp.read()
                 http_ms.append((time.perf_counter() - t0) * 1000)
                 assert resp.status == 200
@@ -66,8 +73,10 @@ async def run(data_dir: Path, samples: int, errlog: TextIO) -> None:
     print(f"{'path':<34} {'p50 ms':>8} {'p95 ms':>8}")
     print(f"{'search_memory (MCP over stdio)':<34} {statistics.median(mcp_ms):>8.1f} {pct(mcp_ms, 95):>8.1f}")
     print(f"{'GET /api/search (HTTP)':<34} {statistics.median(http_ms):>8.1f} {pct(http_ms, 95):>8.1f}")
-    print(f"MCP / HTTP: p50 x{statistics.median(mcp_ms) / statistics.median(http_ms):.2f}, "
-          f"p95 x{pct(mcp_ms, 95) / pct(http_ms, 95):.2f}")
+    print(
+        f"MCP / HTTP: p50 x{statistics.median(mcp_ms) / statistics.median(http_ms):.2f}, "
+        f"p95 x{pct(mcp_ms, 95) / pct(http_ms, 95):.2f}"
+    )
 
 
 def main() -> int:

@@ -58,8 +58,18 @@ from server.store.db import _statements, migration_files  # noqa: E402
 from tests.server_process import free_port  # noqa: E402
 
 TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
-BIG_SITES = ["en.wikipedia.org", "github.com", "chatgpt.com", "claude.ai", "stackoverflow.com", "www.youtube.com",
-             "docs.python.org", "news.ycombinator.com", "www.reddit.com", "developer.mozilla.org"]
+BIG_SITES = [
+    "en.wikipedia.org",
+    "github.com",
+    "chatgpt.com",
+    "claude.ai",
+    "stackoverflow.com",
+    "www.youtube.com",
+    "docs.python.org",
+    "news.ycombinator.com",
+    "www.reddit.com",
+    "developer.mozilla.org",
+]
 
 
 def vocabulary(rng: random.Random, n: int = 6000) -> list[str]:
@@ -147,17 +157,40 @@ def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
             cid = cur.lastrowid
             for pos in range(min(rng.randint(2, 12), items - written)):
                 role = "user" if pos % 2 == 0 else "assistant"
-                body = text.sentence(6, 20) if role == "user" else " ".join(text.sentence(8, 25) for _ in range(rng.randint(1, 5)))
-                _insert(con, prov, kind="turn", title=title, text=body, valid_at=at + pos * 30,
-                        granularity=ages.INSTANT, now=at + pos * 30, conversation_id=cid, position=pos, role=role)
+                body = (
+                    text.sentence(6, 20)
+                    if role == "user"
+                    else " ".join(text.sentence(8, 25) for _ in range(rng.randint(1, 5)))
+                )
+                _insert(
+                    con,
+                    prov,
+                    kind="turn",
+                    title=title,
+                    text=body,
+                    valid_at=at + pos * 30,
+                    granularity=ages.INSTANT,
+                    now=at + pos * 30,
+                    conversation_id=cid,
+                    position=pos,
+                    role=role,
+                )
                 written += 1
         else:
             for _ in range(min(rng.randint(1, 4), items - written)):
                 kind = "note" if rng.random() < 0.62 else "clip"
                 body = " ".join(text.sentence(5, 25) for _ in range(rng.randint(1, 3)))
                 day = kind == "note" and rng.random() < 0.1
-                _insert(con, stamp(url, title), kind=kind, title=title, text=body, valid_at=at,
-                        granularity=ages.DAY if day else ages.INSTANT, now=at)
+                _insert(
+                    con,
+                    stamp(url, title),
+                    kind=kind,
+                    title=title,
+                    text=body,
+                    valid_at=at,
+                    granularity=ages.DAY if day else ages.INSTANT,
+                    now=at,
+                )
                 written += 1
         if written >= next_report:
             next_report += 50_000
@@ -169,8 +202,13 @@ def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
     con.execute("ANALYZE")
     con.commit()
     con.close()
-    return {"items": written, "pages": len(pages), "hosts": len(hosts), "conversations": conversations,
-            "seconds": time.perf_counter() - t0}
+    return {
+        "items": written,
+        "pages": len(pages),
+        "hosts": len(hosts),
+        "conversations": conversations,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def _insert(con: sqlite3.Connection, prov: Provenance, **fields: Any) -> None:
@@ -191,11 +229,16 @@ def sample_pages(db: Path, n: int, seed: int = 11) -> list[tuple[str, str]]:
 def prose_queries(n: int, seed: int = 13) -> list[str]:
     rng = random.Random(seed)
     text = Text(random.Random(7))  # the build's vocabulary
-    templates = ["what did I note about {a} and {b}", "the {a} {b} thing from last week",
-                 "where did I read about {a}", "{a} {b} {c}", "how does {a} work with {b}?"]
+    templates = [
+        "what did I note about {a} and {b}",
+        "the {a} {b} thing from last week",
+        "where did I read about {a}",
+        "{a} {b} {c}",
+        "how does {a} work with {b}?",
+    ]
     out = []
     for _ in range(n):
-        a, b, c = (rng.choice(text.words[len(STOP_WORDS): len(STOP_WORDS) + 2000]) for _ in range(3))
+        a, b, c = (rng.choice(text.words[len(STOP_WORDS) : len(STOP_WORDS) + 2000]) for _ in range(3))
         out.append(rng.choice(templates).format(a=a, b=b, c=c))
     return out
 
@@ -207,11 +250,16 @@ def pct(xs: list[float], p: float) -> float:
 
 # --- the floor: the same lookups as bare SQL --------------------------------------------------
 
+
 def install_visibility(con: sqlite3.Connection) -> None:
     """The floor pays what the server pays: the one visibility function (wf_visible, memoised per
     host) over the default policy, so the ratios measure the HTTP stack, not the rule."""
-    snapshot = {"version": "bench", "global_default": "collect", "rules": [],
-                "sensitive": {k: sensitive_defaults().get(k, {}) for k in ("domains", "suffixes", "labels", "exact")}}
+    snapshot = {
+        "version": "bench",
+        "global_default": "collect",
+        "rules": [],
+        "sensitive": {k: sensitive_defaults().get(k, {}) for k in ("domains", "suffixes", "labels", "exact")},
+    }
     owner = types.SimpleNamespace(current=snapshot)
     con.create_function(FUNCTION, 1, HostVisibility(owner), deterministic=False)  # type: ignore[arg-type]
 
@@ -223,6 +271,7 @@ def sql_probe(con: sqlite3.Connection, url: str, title: str) -> None:
 
 def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, related: bool = False) -> list[Any]:
     """server.memory.search.match_stages + fts_facts, synchronously (the same SQL)."""
+
     def hits(m: str, cap: int = WINDOW + 1) -> int:
         return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
 
@@ -231,10 +280,16 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
             n = hits(m, RANK_CAP + 1)
             if n == 0:
                 return []
-            union = " UNION ALL ".join(f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{i}"
-                                       for i in range(len(any_of)))
-            params = {"match": m, "limit": limit, "host": host, "window": WINDOW,
-                      **{f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)}}
+            union = " UNION ALL ".join(
+                f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{i}" for i in range(len(any_of))
+            )
+            params = {
+                "match": m,
+                "limit": limit,
+                "host": host,
+                "window": WINDOW,
+                **{f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)},
+            }
             sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
             return con.execute(sql.replace("{union}", union), params).fetchall()
         n = hits(m)
@@ -263,10 +318,14 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
 
 def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
     host = url.split("/")[2]
-    con.execute("SELECT * FROM facts WHERE source_url = ? AND invalid_at IS NULL ORDER BY valid_at DESC LIMIT 50",
-                (url,)).fetchall()
-    con.execute("SELECT * FROM facts WHERE source_host = ? AND invalid_at IS NULL AND source_url != ? "
-                "ORDER BY valid_at DESC LIMIT 20", (host, url)).fetchall()
+    con.execute(
+        "SELECT * FROM facts WHERE source_url = ? AND invalid_at IS NULL ORDER BY valid_at DESC LIMIT 50", (url,)
+    ).fetchall()
+    con.execute(
+        "SELECT * FROM facts WHERE source_host = ? AND invalid_at IS NULL AND source_url != ? "
+        "ORDER BY valid_at DESC LIMIT 20",
+        (host, url),
+    ).fetchall()
     sql_fts(con, strip_site_name(title), 10, host, related=True)
     con.execute("SELECT * FROM documents WHERE source_url = ?", (url,)).fetchall()
 
@@ -274,11 +333,13 @@ def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
 def sql_search(con: sqlite3.Connection, q: str, _unused: str) -> None:
     sql_fts(con, q, 20, None)
     for match in fts_queries(q)[:1]:
-        con.execute("SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ? ORDER BY rank LIMIT 20",
-                    (match,)).fetchall()
+        con.execute(
+            "SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ? ORDER BY rank LIMIT 20", (match,)
+        ).fetchall()
 
 
 # --- the server -------------------------------------------------------------------------------
+
 
 def rss_mb(pid: int) -> tuple[float, float]:
     fields = {}
@@ -300,8 +361,9 @@ async def timed_http(session: aiohttp.ClientSession, url: str, params_list: list
     return out
 
 
-def timed_sql(fn: Callable[[sqlite3.Connection, str, str], None], con: sqlite3.Connection,
-              args: list[tuple[str, str]]) -> list[float]:
+def timed_sql(
+    fn: Callable[[sqlite3.Connection, str, str], None], con: sqlite3.Connection, args: list[tuple[str, str]]
+) -> list[float]:
     out = []
     for a, b in args:
         t = time.perf_counter()
@@ -313,14 +375,26 @@ def timed_sql(fn: Callable[[sqlite3.Connection, str, str], None], con: sqlite3.C
 async def run(data_dir: Path, samples: int) -> None:
     db = data_dir / "wherefrom.db"
     pages = sample_pages(db, samples * 2 + 50)
-    probe_pages, match_pages = pages[:samples], pages[samples: samples * 2]
+    probe_pages, match_pages = pages[:samples], pages[samples : samples * 2]
     queries = prose_queries(samples)
     port = free_port()
     # the server under test, started once before timing (a fixed argv of this interpreter)
     proc = subprocess.Popen(  # noqa: ASYNC220, S603
-        [sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", str(data_dir),
-         "--log-level", "warning"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -341,9 +415,12 @@ async def run(data_dir: Path, samples: int) -> None:
             warm = [{"url": u} for u, _ in pages[-50:]]
             await timed_http(session, base + "/api/page-probe", warm)  # connection + page cache warm-up
             http: dict[str, list[float]] = {
-                "page-probe (miss)": await timed_http(session, base + "/api/page-probe", [{"url": u} for u, _ in probe_pages]),
-                "page-match": await timed_http(session, base + "/api/page-match",
-                                               [{"url": u, "title": t} for u, t in match_pages]),
+                "page-probe (miss)": await timed_http(
+                    session, base + "/api/page-probe", [{"url": u} for u, _ in probe_pages]
+                ),
+                "page-match": await timed_http(
+                    session, base + "/api/page-match", [{"url": u, "title": t} for u, t in match_pages]
+                ),
                 "prose search": await timed_http(session, base + "/api/search", [{"q": q} for q in queries]),
             }
         rss_end, rss_peak = rss_mb(proc.pid)
@@ -358,15 +435,22 @@ async def run(data_dir: Path, samples: int) -> None:
         "prose search": timed_sql(sql_search, con, [(q, "") for q in queries]),
     }
     con.close()
-    print(f"\n{'lookup':<20}{'http p50':>10}{'p95':>8}{'p99':>8}   {'sql p50':>8}{'p95':>8}{'p99':>8}   {'ratio p50':>9}{'p99':>7}")
+    print(
+        f"\n{'lookup':<20}{'http p50':>10}{'p95':>8}{'p99':>8}   "
+        f"{'sql p50':>8}{'p95':>8}{'p99':>8}   {'ratio p50':>9}{'p99':>7}"
+    )
     for name in http:
         h, q = http[name], sql[name]
         hp = [pct(h, p) for p in (50, 95, 99)]
         qp = [pct(q, p) for p in (50, 95, 99)]
-        print(f"{name:<20}{hp[0]:>10.2f}{hp[1]:>8.2f}{hp[2]:>8.2f}   {qp[0]:>8.2f}{qp[1]:>8.2f}{qp[2]:>8.2f}"
-              f"   {hp[0] / max(qp[0], 1e-3):>8.1f}x{hp[2] / max(qp[2], 1e-3):>6.1f}x")
-    print(f"(ms; {samples} requests each, sequential, one client on loopback; mean http "
-          f"{statistics.mean(http['page-match']):.2f} ms for page-match)")
+        print(
+            f"{name:<20}{hp[0]:>10.2f}{hp[1]:>8.2f}{hp[2]:>8.2f}   {qp[0]:>8.2f}{qp[1]:>8.2f}{qp[2]:>8.2f}"
+            f"   {hp[0] / max(qp[0], 1e-3):>8.1f}x{hp[2] / max(qp[2], 1e-3):>6.1f}x"
+        )
+    print(
+        f"(ms; {samples} requests each, sequential, one client on loopback; mean http "
+        f"{statistics.mean(http['page-match']):.2f} ms for page-match)"
+    )
     print(f"server RSS: {rss_start[0]:.1f} MB at start, {rss_end:.1f} MB after, peak {rss_peak:.1f} MB")
 
 
@@ -388,8 +472,10 @@ def main() -> int:
             print(f"building {args.items:,} items in {db}", file=sys.stderr)
             info = build(db, args.items)
             size = db.stat().st_size / 1e6
-            print(f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
-                  f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB")
+            print(
+                f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
+                f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB"
+            )
         asyncio.run(run(data_dir, args.samples))
     finally:
         if args.data_dir is None:

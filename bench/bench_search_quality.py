@@ -54,8 +54,11 @@ def chatgpt_conversations() -> list[dict[str, Any]]:
     raw = json.loads((REFERENCE / "exports" / "chatgpt-2023" / "conversations.json").read_text("utf-8"))
     out = []
     for conv in raw:
-        msgs = [n["message"] for n in conv["mapping"].values()
-                if n.get("message") and n["message"]["author"]["role"] in ("user", "assistant")]
+        msgs = [
+            n["message"]
+            for n in conv["mapping"].values()
+            if n.get("message") and n["message"]["author"]["role"] in ("user", "assistant")
+        ]
         msgs.sort(key=lambda m: m.get("create_time") or 0)
         turns = []
         for m in msgs:
@@ -63,8 +66,14 @@ def chatgpt_conversations() -> list[dict[str, Any]]:
             if text:
                 turns.append({"role": m["author"]["role"], "text": text[:100_000]})
         if turns:
-            out.append({"url": f"https://chatgpt.com/c/{conv['id']}", "title": conv.get("title") or "",
-                        "site": "chatgpt", "turns": turns})
+            out.append(
+                {
+                    "url": f"https://chatgpt.com/c/{conv['id']}",
+                    "title": conv.get("title") or "",
+                    "site": "chatgpt",
+                    "turns": turns,
+                }
+            )
     return out
 
 
@@ -113,8 +122,9 @@ async def post(session: aiohttp.ClientSession, server: ServerProcess, path: str,
     async with session.post(server.base + path, json=body, headers=headers) as resp:
         if resp.status == 403:  # a site not on collect: say so once, and collect it (as the person would)
             host = normalise_url(body["url"]).split("/")[2]
-            async with session.put(server.base + "/api/site-mode", json={"host": host, "mode": "collect"},
-                                   headers=headers) as put:
+            async with session.put(
+                server.base + "/api/site-mode", json={"host": host, "mode": "collect"}, headers=headers
+            ) as put:
                 assert put.status == 200, await put.text()
             return await post(session, server, path, body)
         if resp.status not in (200, 201):
@@ -132,14 +142,21 @@ async def build(server: ServerProcess, notes: int) -> dict[str, int]:
     for job in jobs:
         queue.put_nowait(job)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+
         async def worker() -> None:
             while not queue.empty():
                 path, body = queue.get_nowait()
                 await post(session, server, path, body)
+
         await asyncio.gather(*(worker() for _ in range(4)))
     turns = sum(len(c["turns"]) for c in chats + doms)
-    return {"conversations": len(chats) + len(doms), "turns": turns, "documents": len(pages), "notes": notes,
-            "items": turns + len(pages) + notes}
+    return {
+        "conversations": len(chats) + len(doms),
+        "turns": turns,
+        "documents": len(pages),
+        "notes": notes,
+        "items": turns + len(pages) + notes,
+    }
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -156,8 +173,9 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
             target = normalise_url(q["target"])
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                async with session.get(server.base + "/api/search", params={"q": q["q"], "limit": PANEL_LIMIT},
-                                       headers=headers) as resp:
+                async with session.get(
+                    server.base + "/api/search", params={"q": q["q"], "limit": PANEL_LIMIT}, headers=headers
+                ) as resp:
                     body = await resp.json()
                 times.append((time.perf_counter() - t0) * 1000)
                 assert resp.status == 200, body
@@ -177,11 +195,17 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
             "recall@5": sum(1 for r in sel if r["rank"] and r["rank"] <= 5) / len(sel),
             "zero_results": sum(1 for r in sel if r["results"] == 0),
         }
-    out["latency_ms"] = {"p50": statistics.median(times), "p95": pct(times, 95), "max": max(times),
-                         "requests": len(times), "health_p50": statistics.median(floor),
-                         "health_p95": pct(floor, 95)}
-    out["misses"] = [{"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]}
-                     for r in rows if r["rank"] != 1]
+    out["latency_ms"] = {
+        "p50": statistics.median(times),
+        "p95": pct(times, 95),
+        "max": max(times),
+        "requests": len(times),
+        "health_p50": statistics.median(floor),
+        "health_p95": pct(floor, 95),
+    }
+    out["misses"] = [
+        {"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]} for r in rows if r["rank"] != 1
+    ]
     return out
 
 
@@ -216,10 +240,14 @@ async def main() -> int:
         r = result[kind]
         print(f"{kind:<10} {r['n']:>3} {r['recall@1']:>9.2f} {r['recall@5']:>9.2f} {r['zero_results']:>10}")
     lat = result["latency_ms"]
-    print(f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "
-          f"p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms")
-    print(f"same-run floor GET /api/health: p50 {lat['health_p50']:.1f} ms, p95 {lat['health_p95']:.1f} ms "
-          f"(search p95 = {lat['p95'] / lat['health_p95']:.1f}x the floor's)")
+    print(
+        f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "
+        f"p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms"
+    )
+    print(
+        f"same-run floor GET /api/health: p50 {lat['health_p50']:.1f} ms, p95 {lat['health_p95']:.1f} ms "
+        f"(search p95 = {lat['p95'] / lat['health_p95']:.1f}x the floor's)"
+    )
     print("\nnot first:")
     for m in result["misses"]:
         print(f"  rank {m['rank']!s:>4} of {m['results']:>2}  {m['q']}")

@@ -60,12 +60,16 @@ def measure(db: Path, items: int, runs: int) -> int:
     rule = best_of(con, SQL.format(cond="wf_visible(f.source_host)"), runs)
     con.close()
     per_row = {name: (t - plain) / rows * 1e6 for name, t in (("bare function", bare), ("wf_visible", rule))}
-    print(f"{rows:,} live facts; best of {runs}: no function {plain * 1e3:.2f} ms, "
-          f"bare function {bare * 1e3:.2f} ms, wf_visible {rule * 1e3:.2f} ms")
+    print(
+        f"{rows:,} live facts; best of {runs}: no function {plain * 1e3:.2f} ms, "
+        f"bare function {bare * 1e3:.2f} ms, wf_visible {rule * 1e3:.2f} ms"
+    )
     for name, us in per_row.items():
         print(f"  {name}: {us:.3f} us per row over no function")
-    print(f"  wf_visible / bare function: {rule / bare:.2f}x; at the 400-row search window: "
-          f"{per_row['wf_visible'] * 400 / 1e3:.2f} ms")
+    print(
+        f"  wf_visible / bare function: {rule / bare:.2f}x; at the 400-row search window: "
+        f"{per_row['wf_visible'] * 400 / 1e3:.2f} ms"
+    )
     return 0
 
 

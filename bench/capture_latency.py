@@ -95,7 +95,8 @@ async def floor(farm: Farm, fx: Fixture, n: int) -> list[float]:
         turns = [{"role": t["role"], "text": t["text"]} for t in fx.expected["turns"]]
         t0 = time.monotonic()
         status, _ = await farm.server.call(
-            "POST", "/api/captures", json_body={"url": url, "title": "bench", "site": fx.site, "turns": turns})
+            "POST", "/api/captures", json_body={"url": url, "title": "bench", "site": fx.site, "turns": turns}
+        )
         assert status in (200, 201), status
         await farm.server.conversation(url)
         out.append(time.monotonic() - t0)
@@ -141,18 +142,31 @@ async def main() -> int:
     b50 = statistics.median(base) if base else float("nan")
     print(f"{'scenario':28} {'n':>3} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
     for name, v in results.items():
-        print(f"{name:28} {len(v):>3} {pct(v, .5):7.3f} {pct(v, .95):7.3f} {max(v) if v else float('nan'):7.3f}")
-    p50, p95 = pct(every, .5), pct(every, .95)
+        print(f"{name:28} {len(v):>3} {pct(v, 0.5):7.3f} {pct(v, 0.95):7.3f} {max(v) if v else float('nan'):7.3f}")
+    p50, p95 = pct(every, 0.5), pct(every, 0.95)
     print(f"{'all':28} {len(every):>3} {p50:7.3f} {p95:7.3f} {max(every) if every else float('nan'):7.3f}")
     print(f"floor (direct POST + GET, same server) p50 {b50 * 1000:.1f} ms; p95/floor = {p95 / b50:.0f}x")
-    print(f"target p95 <= {TARGET_P95_S} s: {'met' if p95 <= TARGET_P95_S else 'NOT met'}"
-          + (f"; runs without a readable turn: {failures}" if failures else ""))
+    print(
+        f"target p95 <= {TARGET_P95_S} s: {'met' if p95 <= TARGET_P95_S else 'NOT met'}"
+        + (f"; runs without a readable turn: {failures}" if failures else "")
+    )
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "capture_latency.json").write_text(json.dumps({
-        "runs": args.runs, "scenarios": results, "failures": failures, "p50_s": p50, "p95_s": p95,
-        "floor_p50_s": b50, "target_p95_s": TARGET_P95_S,
-    }, indent=1), "utf-8")
+    (out / "capture_latency.json").write_text(
+        json.dumps(
+            {
+                "runs": args.runs,
+                "scenarios": results,
+                "failures": failures,
+                "p50_s": p50,
+                "p95_s": p95,
+                "floor_p50_s": b50,
+                "target_p95_s": TARGET_P95_S,
+            },
+            indent=1,
+        ),
+        "utf-8",
+    )
     return 0 if every and p95 <= TARGET_P95_S and not failures else 1
 
 

@@ -67,19 +67,40 @@ WORDS = (
 
 # (host, weight, mode set by the bench or None for the resolver's default)
 HOSTS: list[tuple[str, float, str | None]] = [
-    ("en.wikipedia.org", 14, None), ("github.com", 10, None), ("stackoverflow.com", 8, None),
-    ("news.ycombinator.com", 6, None), ("docs.python.org", 6, None), ("developer.mozilla.org", 5, None),
-    ("www.nytimes.com", 4, None), ("medium.com", 4, None), ("arxiv.org", 3, None), ("www.reddit.com", 5, None),
-    ("blog.example.net", 2, "collect"), ("news.example.org", 3, "suggest"), ("intranet.corp.example", 2, "off"),
-    ("www.chase.com", 1, None), ("accounts.google.com", 1, None), ("mail.example.com", 2, "off"),
+    ("en.wikipedia.org", 14, None),
+    ("github.com", 10, None),
+    ("stackoverflow.com", 8, None),
+    ("news.ycombinator.com", 6, None),
+    ("docs.python.org", 6, None),
+    ("developer.mozilla.org", 5, None),
+    ("www.nytimes.com", 4, None),
+    ("medium.com", 4, None),
+    ("arxiv.org", 3, None),
+    ("www.reddit.com", 5, None),
+    ("blog.example.net", 2, "collect"),
+    ("news.example.org", 3, "suggest"),
+    ("intranet.corp.example", 2, "off"),
+    ("www.chase.com", 1, None),
+    ("accounts.google.com", 1, None),
+    ("mail.example.com", 2, "off"),
 ]
-CHAT_HOSTS = [("chatgpt.com", "/c/"), ("claude.ai", "/chat/"), ("gemini.google.com", "/app/"),
-              ("www.perplexity.ai", "/search/")]
+CHAT_HOSTS = [
+    ("chatgpt.com", "/c/"),
+    ("claude.ai", "/chat/"),
+    ("gemini.google.com", "/app/"),
+    ("www.perplexity.ai", "/search/"),
+]
 RULES = {h: m for h, _, m in HOSTS if m} | {"pages.example.com": "collect", "127.0.0.1": "collect"}
 COLLECT_HOSTS = [h for h, _, m in HOSTS if m in (None, "collect") and h not in ("www.chase.com", "accounts.google.com")]
 OPS = {"page-probe": 0.45, "page-match": 0.25, "capture": 0.15, "note": 0.15}
-EXPECTED = {"page-probe": (200,), "page-match": (200,), "capture": (200,), "note": (201,),
-            "add_text": (200, 201), "add_url": (200, 201)}
+EXPECTED = {
+    "page-probe": (200,),
+    "page-match": (200,),
+    "capture": (200,),
+    "note": (201,),
+    "add_text": (200, 201),
+    "add_url": (200, 201),
+}
 
 
 # ---------------------------------------------------------------- helpers
@@ -93,9 +114,13 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    return {"n": len(values), "p50_ms": pct(values, 50), "p99_ms": pct(values, 99),
-            "max_ms": max(values) if values else float("nan"),
-            "mean_ms": statistics.fmean(values) if values else float("nan")}
+    return {
+        "n": len(values),
+        "p50_ms": pct(values, 50),
+        "p99_ms": pct(values, 99),
+        "max_ms": max(values) if values else float("nan"),
+        "mean_ms": statistics.fmean(values) if values else float("nan"),
+    }
 
 
 def words(rng: random.Random, lo: int, hi: int) -> str:
@@ -104,8 +129,16 @@ def words(rng: random.Random, lo: int, hi: int) -> str:
 
 def zipf_path(rng: random.Random) -> str:
     n = min(int(rng.paretovariate(1.1)), 5000)
-    return rng.choice(["/wiki/Page_{n}", "/topic/{n}", "/questions/{n}/how-to", "/a/b/{n}?id={n}&utm_source=x",
-                       "/posts/{n}/", "/article/{n}#section"]).format(n=n)
+    return rng.choice(
+        [
+            "/wiki/Page_{n}",
+            "/topic/{n}",
+            "/questions/{n}/how-to",
+            "/a/b/{n}?id={n}&utm_source=x",
+            "/posts/{n}/",
+            "/article/{n}#section",
+        ]
+    ).format(n=n)
 
 
 def page_url(rng: random.Random, hosts: list[tuple[str, float, str | None]] = HOSTS) -> str:
@@ -164,8 +197,10 @@ def load_pages(limit: int) -> tuple[dict[str, bytes], str]:
     pages = {}
     for i in range(limit):
         paras = "".join(f"<p>{words(rng, 40, 120)}.</p>" for _ in range(400))
-        html = (f"<html><head><title>Generated page {i}</title></head><body><nav>{words(rng, 30, 30)}</nav>"
-                f"<article><h1>Generated {i}</h1>{paras}</article><footer>{words(rng, 20, 20)}</footer></body></html>")
+        html = (
+            f"<html><head><title>Generated page {i}</title></head><body><nav>{words(rng, 30, 30)}</nav>"
+            f"<article><h1>Generated {i}</h1>{paras}</article><footer>{words(rng, 20, 20)}</footer></body></html>"
+        )
         pages[f"page{i}.html"] = html.encode()
     return pages, f"{limit} generated pages"
 
@@ -209,7 +244,8 @@ class Prober:
     def __init__(self, port: int, seconds: float, workdir: Path, name: str) -> None:
         self.out = workdir / f"probe-{name}.json"
         self.proc = subprocess.Popen(  # noqa: S603 - this script
-            [sys.executable, __file__, "--probe", str(port), str(seconds), str(self.out)], cwd=REPO,
+            [sys.executable, __file__, "--probe", str(port), str(seconds), str(self.out)],
+            cwd=REPO,
         )
 
     def result(self) -> dict[str, Any]:
@@ -227,9 +263,11 @@ def stall_report(phase: dict[str, Any], baseline: dict[str, Any]) -> dict[str, A
     base_over = sum(1 for x in baseline["latencies_ms"] if x - base > STALL_TARGET_MS)
     return {
         **{k: v for k, v in phase.items() if k != "latencies_ms"},
-        "samples_over_target": over, "fraction_over_target": over / max(1, phase["n"]),
+        "samples_over_target": over,
+        "fraction_over_target": over / max(1, phase["n"]),
         "baseline_fraction_over_target": base_over / max(1, baseline["n"]),
-        "stall_p99_ms": excess_p99, "stall_max_ms": excess_max,
+        "stall_p99_ms": excess_p99,
+        "stall_max_ms": excess_max,
         "p99_over_baseline_p99": phase["p99_ms"] / baseline["p99_ms"],
         "max_over_baseline_max": phase["max_ms"] / baseline["max_ms"],
         "stall_p99_within_target": excess_p99 <= STALL_TARGET_MS,
@@ -259,15 +297,21 @@ class Recorder:
     def report(self, seconds: float) -> dict[str, Any]:
         ops = {}
         for op, lat in self.lat.items():
-            ops[op] = {**summary(lat), "errors": self.errors.get(op, 0), "per_s": len(lat) / seconds,
-                       "statuses": self.statuses[op]}
+            ops[op] = {
+                **summary(lat),
+                "errors": self.errors.get(op, 0),
+                "per_s": len(lat) / seconds,
+                "statuses": self.statuses[op],
+            }
         all_lat = [x for v in self.lat.values() for x in v]
-        return {"ops": ops, "total": {**summary(all_lat), "errors": sum(self.errors.values()),
-                                      "per_s": len(all_lat) / seconds}, "error_samples": self.samples}
+        return {
+            "ops": ops,
+            "total": {**summary(all_lat), "errors": sum(self.errors.values()), "per_s": len(all_lat) / seconds},
+            "error_samples": self.samples,
+        }
 
 
-async def timed(session: aiohttp.ClientSession, rec: Recorder, op: str, method: str, url: str,
-                **kw: Any) -> Any:
+async def timed(session: aiohttp.ClientSession, rec: Recorder, op: str, method: str, url: str, **kw: Any) -> Any:
     t0 = time.perf_counter()
     try:
         async with session.request(method, url, **kw) as r:
@@ -290,38 +334,73 @@ async def client(i: int, server: Server, session: aiohttp.ClientSession, rec: Re
         if op == "page-probe":
             await timed(session, rec, op, "GET", base + "/api/page-probe", params={"url": page_url(rng)})
         elif op == "page-match":
-            await timed(session, rec, op, "GET", base + "/api/page-match",
-                        params={"url": page_url(rng), "title": words(rng, 2, 8).title()})
+            await timed(
+                session,
+                rec,
+                op,
+                "GET",
+                base + "/api/page-match",
+                params={"url": page_url(rng), "title": words(rng, 2, 8).title()},
+            )
         elif op == "note":
             host = rng.choice(COLLECT_HOSTS)
-            await timed(session, rec, op, "POST", base + "/api/notes",
-                        json={"url": f"https://{host}{zipf_path(rng)}", "title": words(rng, 2, 6),
-                              "text": words(rng, 8, 60)})
+            await timed(
+                session,
+                rec,
+                op,
+                "POST",
+                base + "/api/notes",
+                json={"url": f"https://{host}{zipf_path(rng)}", "title": words(rng, 2, 6), "text": words(rng, 8, 60)},
+            )
         else:  # capture: the conversation grows by a turn per capture (the content script re-sends all)
             if not turns or len(turns) >= 30:
                 convo_url, turns = f"https://{chat_host}{chat_path}{uuid.uuid4()}", []
             role = "user" if len(turns) % 2 == 0 else "assistant"
             turns.append({"role": role, "text": words(rng, 5, 25) if role == "user" else words(rng, 40, 200)})
-            await timed(session, rec, op, "POST", base + "/api/captures",
-                        json={"url": convo_url, "title": words(rng, 2, 5), "site": chat_host.split(".")[-2],
-                              "turns": turns})
+            await timed(
+                session,
+                rec,
+                op,
+                "POST",
+                base + "/api/captures",
+                json={"url": convo_url, "title": words(rng, 2, 5), "site": chat_host.split(".")[-2], "turns": turns},
+            )
 
 
-async def extractor(server: Server, pages: dict[str, bytes], page_base: str, session: aiohttp.ClientSession,
-                    rec: Recorder, until: float) -> None:
+async def extractor(
+    server: Server, pages: dict[str, bytes], page_base: str, session: aiohttp.ClientSession, rec: Recorder, until: float
+) -> None:
     """One page at a time, alternating the add_text and add_url lanes, new URLs each time."""
     names = list(pages)
     k = 0
     while time.perf_counter() < until:
         name = names[k % len(names)]
         if k % 2 == 0:
-            body = json.dumps({"url": f"https://pages.example.com/{k}/{name}", "title": f"Page {k}",
-                               "html": pages[name].decode("utf-8", "replace")}).encode()
-            await timed(session, rec, "add_text", "POST", server.base + "/api/library/add_text",
-                        data=io.BytesIO(body), headers={"Content-Type": "application/json"})
+            body = json.dumps(
+                {
+                    "url": f"https://pages.example.com/{k}/{name}",
+                    "title": f"Page {k}",
+                    "html": pages[name].decode("utf-8", "replace"),
+                }
+            ).encode()
+            await timed(
+                session,
+                rec,
+                "add_text",
+                "POST",
+                server.base + "/api/library/add_text",
+                data=io.BytesIO(body),
+                headers={"Content-Type": "application/json"},
+            )
         else:
-            await timed(session, rec, "add_url", "POST", server.base + "/api/library/add_url",
-                        json={"url": f"{page_base}/{name}?k={k}"})
+            await timed(
+                session,
+                rec,
+                "add_url",
+                "POST",
+                server.base + "/api/library/add_url",
+                json={"url": f"{page_base}/{name}?k={k}"},
+            )
         k += 1
 
 
@@ -332,9 +411,14 @@ async def setup(server: Server, session: aiohttp.ClientSession) -> None:
     rng = random.Random(1)
     for _ in range(300):  # some memory to find: notes on popular pages
         host = rng.choice(COLLECT_HOSTS)
-        async with session.post(server.base + "/api/notes", json={
-            "url": f"https://{host}{zipf_path(rng)}", "title": words(rng, 2, 6), "text": words(rng, 8, 60),
-        }) as r:
+        async with session.post(
+            server.base + "/api/notes",
+            json={
+                "url": f"https://{host}{zipf_path(rng)}",
+                "title": words(rng, 2, 6),
+                "text": words(rng, 8, 60),
+            },
+        ) as r:
             assert r.status == 201, await r.text()
 
 
@@ -344,10 +428,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     pages, pages_from = load_pages(args.pages)
     page_server = PageServer(pages)
     result: dict[str, Any] = {
-        "config": {"clients": args.clients, "seconds": args.seconds, "baseline_s": args.baseline_seconds,
-                   "extraction_s": args.extraction_seconds, "pages": pages_from,
-                   "page_bytes": sorted(len(v) for v in pages.values()), "op_mix": OPS, "cpus": os.cpu_count(),
-                   "python": sys.version.split()[0], "aiohttp": aiohttp.__version__},
+        "config": {
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "baseline_s": args.baseline_seconds,
+            "extraction_s": args.extraction_seconds,
+            "pages": pages_from,
+            "page_bytes": sorted(len(v) for v in pages.values()),
+            "op_mix": OPS,
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "aiohttp": aiohttp.__version__,
+        },
     }
     try:
         connector = aiohttp.TCPConnector(limit=args.clients + 8)
@@ -360,12 +452,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await asyncio.to_thread(prober.proc.wait, 120)
             baseline = prober.result()
 
-            print(f"extraction: prober + add_text/add_url of {pages_from} for {args.extraction_seconds:g} s",
-                  flush=True)
+            print(
+                f"extraction: prober + add_text/add_url of {pages_from} for {args.extraction_seconds:g} s", flush=True
+            )
             ext_only = Recorder()
             prober = Prober(server.port, args.extraction_seconds, workdir, "extraction")
-            await extractor(server, pages, page_server.base, session, ext_only,
-                            time.perf_counter() + args.extraction_seconds)
+            await extractor(
+                server, pages, page_server.base, session, ext_only, time.perf_counter() + args.extraction_seconds
+            )
             await asyncio.to_thread(prober.proc.wait, 120)
             extraction_probe = prober.result()
 
@@ -388,13 +482,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         page_server.stop()
         server.stop()
-    result["server"] = {"alive_at_end": alive, "version": health.get("version"),
-                        "schema": health.get("db", {}).get("schema_version")}
+    result["server"] = {
+        "alive_at_end": alive,
+        "version": health.get("version"),
+        "schema": health.get("db", {}).get("schema_version"),
+    }
     result["load"] = {**rec.report(elapsed), "elapsed_s": elapsed}
     result["load"]["zero_errors"] = result["load"]["total"]["errors"] == 0
     result["extraction"] = {"alone": ext_only.report(args.extraction_seconds), "during_load": ext_load.report(elapsed)}
     result["stall"] = {
-        "target_ms": STALL_TARGET_MS, "probe_interval_ms": PROBE_INTERVAL * 1000,
+        "target_ms": STALL_TARGET_MS,
+        "probe_interval_ms": PROBE_INTERVAL * 1000,
         "baseline": {k: v for k, v in baseline.items() if k != "latencies_ms"},
         "extraction_alone": stall_report(extraction_probe, baseline),
         "under_load": stall_report(load_probe, baseline),
@@ -409,34 +507,46 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_table(r: dict[str, Any]) -> None:
     load = r["load"]
     print()
-    print(f"LOAD  {r['config']['clients']} clients, {load['elapsed_s']:.1f} s, {r['config']['cpus']} CPUs "
-          f"(client and server share them)")
+    print(
+        f"LOAD  {r['config']['clients']} clients, {load['elapsed_s']:.1f} s, {r['config']['cpus']} CPUs "
+        f"(client and server share them)"
+    )
     print(f"{'operation':<12} {'count':>8} {'errors':>7} {'per s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     rows = [*load["ops"].items(), ("TOTAL", load["total"])]
     for op, s in rows:
-        print(f"{op:<12} {s['n']:>8} {s['errors']:>7} {s['per_s']:>8.1f} {s['p50_ms']:>8.1f} {s['p99_ms']:>8.1f} "
-              f"{s['max_ms']:>8.1f}")
+        print(
+            f"{op:<12} {s['n']:>8} {s['errors']:>7} {s['per_s']:>8.1f} {s['p50_ms']:>8.1f} {s['p99_ms']:>8.1f} "
+            f"{s['max_ms']:>8.1f}"
+        )
     print(f"zero errors: {'YES' if load['zero_errors'] else 'NO  ' + ', '.join(load['error_samples'][:5])}")
     print()
     print("EXTRACTION LANES (one page at a time)")
     for phase in ("alone", "during_load"):
         for op, s in r["extraction"][phase]["ops"].items():
-            print(f"  {phase:<12} {op:<9} n={s['n']:<4} errors={s['errors']:<3} p50={s['p50_ms']:.0f} ms "
-                  f"p99={s['p99_ms']:.0f} ms  statuses={s['statuses']}")
+            print(
+                f"  {phase:<12} {op:<9} n={s['n']:<4} errors={s['errors']:<3} p50={s['p50_ms']:.0f} ms "
+                f"p99={s['p99_ms']:.0f} ms  statuses={s['statuses']}"
+            )
     st = r["stall"]
     b = st["baseline"]
     print()
-    print(f"EVENT-LOOP STALLS (GET /api/health every {st['probe_interval_ms']:.0f} ms from its own process; "
-          f"stall = latency - baseline p50; target {st['target_ms']:.0f} ms)")
-    print(f"  baseline (idle)   n={b['n']:<5} p50={b['p50_ms']:.2f} ms p99={b['p99_ms']:.2f} ms max={b['max_ms']:.2f} ms")
+    print(
+        f"EVENT-LOOP STALLS (GET /api/health every {st['probe_interval_ms']:.0f} ms from its own process; "
+        f"stall = latency - baseline p50; target {st['target_ms']:.0f} ms)"
+    )
+    print(
+        f"  baseline (idle)   n={b['n']:<5} p50={b['p50_ms']:.2f} ms p99={b['p99_ms']:.2f} ms max={b['max_ms']:.2f} ms"
+    )
     for name in ("extraction_alone", "under_load"):
         s = st[name]
-        print(f"  {name:<17} n={s['n']:<5} p50={s['p50_ms']:.2f} ms p99={s['p99_ms']:.2f} ms max={s['max_ms']:.2f} ms"
-              f" | stall p99={s['stall_p99_ms']:.1f} ms ({'ok' if s['stall_p99_within_target'] else 'OVER'})"
-              f" max={s['stall_max_ms']:.1f} ms ({'ok' if s['stall_max_within_target'] else 'OVER'})"
-              f" | p99 x{s['p99_over_baseline_p99']:.1f}, max x{s['max_over_baseline_max']:.1f} baseline"
-              f" | {s['samples_over_target']} samples over target ({100 * s['fraction_over_target']:.2f}%;"
-              f" idle baseline {100 * s['baseline_fraction_over_target']:.2f}%)")
+        print(
+            f"  {name:<17} n={s['n']:<5} p50={s['p50_ms']:.2f} ms p99={s['p99_ms']:.2f} ms max={s['max_ms']:.2f} ms"
+            f" | stall p99={s['stall_p99_ms']:.1f} ms ({'ok' if s['stall_p99_within_target'] else 'OVER'})"
+            f" max={s['stall_max_ms']:.1f} ms ({'ok' if s['stall_max_within_target'] else 'OVER'})"
+            f" | p99 x{s['p99_over_baseline_p99']:.1f}, max x{s['max_over_baseline_max']:.1f} baseline"
+            f" | {s['samples_over_target']} samples over target ({100 * s['fraction_over_target']:.2f}%;"
+            f" idle baseline {100 * s['baseline_fraction_over_target']:.2f}%)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,9 +58,7 @@ def _shard(config: pytest.Config) -> str | None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     processes.session_finish(session)
     if not _is_worker(session.config) and not session.config.option.collectonly:
-        path = report.write(
-            time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None, _shard(session.config)
-        )
+        path = report.write(time.monotonic() - _SESSION_T0[0] if _SESSION_T0 else None, _shard(session.config))
         matrix = json.loads(path.read_text("utf-8"))
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
@@ -187,9 +185,7 @@ async def make_farm(
     pw = playwright_driver
     tmp = Path(tempfile.mkdtemp(prefix="wf-farm-"))
 
-    async def make(
-        ext_dir: Path = EXTENSION_DIR, tag: str = "", viewport: dict[str, int] | None = None
-    ) -> Farm:
+    async def make(ext_dir: Path = EXTENSION_DIR, tag: str = "", viewport: dict[str, int] | None = None) -> Farm:
         name = safe_name(request.node.nodeid) + (f"-{tag}" if tag else "")
         farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport)
         farms.append(farm)

@@ -95,6 +95,11 @@ class Fixture:
         return f"{self.site}/{self.scenario}"
 
     @property
+    def has_composer(self) -> bool:
+        """Does the page have a composer to insert into? (share and public pages have none)"""
+        return self.expected.get("composer", True) is not False
+
+    @property
     def features(self) -> tuple[str, ...]:
         return tuple(self.meta.get("features", ()))
 
@@ -140,8 +145,7 @@ def _load(site: str, html_path: Path) -> Fixture:
         raise FixtureError(f"{html_path}: host {host} is not one of {SITE_HOSTS[site]}")
     turns = expected.get("turns")
     if not isinstance(turns, list) or not all(
-        isinstance(t, dict) and t.get("role") in ("user", "assistant") and isinstance(t.get("text"), str)
-        for t in turns
+        isinstance(t, dict) and t.get("role") in ("user", "assistant") and isinstance(t.get("text"), str) for t in turns
     ):
         raise FixtureError(f"{exp_path}: turns must be [{{role: user|assistant, text}}]")
     return Fixture(site, scenario, url, html_path, expected, meta)
@@ -249,9 +253,7 @@ def match_pattern_regex(pattern: str) -> re.Pattern[str] | None:
         return None
     scheme = "https?" if m[1] == "*" else m[1]
     host = (
-        "[^/]+" if m[2] == "*"
-        else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.")
-        else re.escape(m[2])
+        "[^/]+" if m[2] == "*" else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.") else re.escape(m[2])
     )
     path = ".*".join(re.escape(p) for p in m[3].split("*"))
     return re.compile(f"{scheme}://{host}(?::\\d+)?{path}", re.S)

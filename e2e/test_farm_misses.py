@@ -37,8 +37,10 @@ def controls() -> list[Any]:
         # the control: a complete static page of the same site (a share page: no streaming, no
         # scroll-and-collect, so it settles at once)
         fixtures = catalog(fx.site)
-        complete = next((c for c in fixtures if "share" in c.features and "page-data" not in c.features),
-                        next((c for c in fixtures if "streaming" not in c.features), None))
+        complete = next(
+            (c for c in fixtures if "share" in c.features and "page-data" not in c.features),
+            next((c for c in fixtures if "streaming" not in c.features), None),
+        )
         out.append(pytest.param(fx, complete, id=html_path.stem))
     return out or [pytest.param(None, None, id="no-miss-controls-selected")]
 

@@ -112,9 +112,7 @@ async def test_note_turns_a_page_without_capture_green(make_farm, health):
     site_note = f"Diabolo tricks to try {secrets.token_hex(3)}"
     other_panel = await farm.browser.open_panel(other_tab)
     await save_note(other_panel, site_note)
-    await other_panel.locator('[data-tier="exact"]', has_text=site_note).first.wait_for(
-        timeout=5000
-    )
+    await other_panel.locator('[data-tier="exact"]', has_text=site_note).first.wait_for(timeout=5000)
     await other_panel.close()
 
     # 2. the article: probed, and not green (positive control), the note in the site tier
@@ -123,12 +121,8 @@ async def test_note_turns_a_page_without_capture_green(make_farm, health):
     await page.bring_to_front()
     tab_id = await farm.browser.tab_id(page.url)
     assert tab_id is not None
-    first_probe = await farm.tap.wait_for(
-        lambda r: bool(probes_for([r], ARTICLE)), within=10, since=mark
-    )
-    assert first_probe is not None, (
-        f"no probe for the article on the wire:\n{dump(farm.tap.records(mark))}"
-    )
+    first_probe = await farm.tap.wait_for(lambda r: bool(probes_for([r], ARTICLE)), within=10, since=mark)
+    assert first_probe is not None, f"no probe for the article on the wire:\n{dump(farm.tap.records(mark))}"
     before = await title_settles(farm, tab_id)
     health["title_before"] = before
     assert before == f"Wherefrom — collect on {HOST}", (

@@ -28,9 +28,7 @@ pytestmark = [pytest.mark.farm, pytest.mark.slow]
 async def test_phase_a(site, fixture, make_farm, health):
     health.update(site=site, phase="phase_a", variant="run")
     if site is None or fixture is None:
-        pytest.fail(
-            f"no fixture for site {site!r} under fixtures/sites/{site}/ (Phase A needs one per site)"
-        )
+        pytest.fail(f"no fixture for site {site!r} under fixtures/sites/{site}/ (Phase A needs one per site)")
     index = [p.values[0] for p in per_site_params()].index(site)
     farm = await make_farm()
     await route_html(farm, OTHER_URL, OTHER_HTML)
@@ -58,9 +56,7 @@ async def test_phase_a(site, fixture, make_farm, health):
     invalid = [v for v in variants if v.invalid]
     failed = [v for v in variants if v.error]
     if invalid:
-        raise FarmError(
-            "invalid Phase A run:\n" + "\n".join(f"[{v.row['variant']}] {v.error}" for v in invalid)
-        )
+        raise FarmError("invalid Phase A run:\n" + "\n".join(f"[{v.row['variant']}] {v.error}" for v in invalid))
     assert not failed, (
         "Phase A violations:\n"
         + "\n\n".join(f"[{v.row['variant']}] {v.error}" for v in failed)

@@ -32,9 +32,7 @@ def norm(turns: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(t["role"], collapse(t["text"])) for t in turns]
 
 
-async def wait_conversation(
-    farm: Any, url: str, expected: list[tuple[str, str]]
-) -> list[tuple[str, str]]:
+async def wait_conversation(farm: Any, url: str, expected: list[tuple[str, str]]) -> list[tuple[str, str]]:
     deadline = time.monotonic() + CAPTURE_TIMEOUT_S
     got: list[tuple[str, str]] = []
     stable_since = None
@@ -65,7 +63,9 @@ async def editor_state(page: Any) -> dict[str, Any]:
             const find = (root) => {
               const el = root.querySelector('[data-wf-editor]');
               if (el) return el;
-              for (const h of root.querySelectorAll('*')) if (h.shadowRoot) { const e = find(h.shadowRoot); if (e) return e; }
+              for (const h of root.querySelectorAll('*')) {
+                if (h.shadowRoot) { const e = find(h.shadowRoot); if (e) return e; }
+              }
               return null;
             };
             const el = find(document);
@@ -151,9 +151,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
             shots.mkdir(parents=True, exist_ok=True)
             await panel.screenshot(path=str(shots / "13-chat-memory-insert.png"), full_page=True)
     health["panel_insert"] = panel_insert
-    notes_sent = [
-        r for r in farm.tap.records(mark) if r.method == "POST" and r.path == "/api/notes"
-    ]
+    notes_sent = [r for r in farm.tap.records(mark) if r.method == "POST" and r.path == "/api/notes"]
     # the tap against the server's own ledger (read once the tap is drained)
     ledger_error = None
     try:
@@ -163,9 +161,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
         health["ledger"] = "mismatch"
 
     # assertions, most basic first
-    assert registered, (
-        f"capture script for {fixture.site} was not registered (page memory on, site collect)"
-    )
+    assert registered, f"capture script for {fixture.site} was not registered (page memory on, site collect)"
     assert probes, "no GET /api/page-probe on the wire for the page"
     page_key = (fixture.host, urlsplit(fixture.url).path.rstrip("/"))
     assert any(
@@ -178,10 +174,8 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     ), f"no probe for this page among:\n{dump(probes)}"
     assert captures, f"no POST /api/captures on the wire (selector misses: {misses})"
     assert all((c.json() or {}).get("url") for c in captures), dump(captures)
-    assert got == expected, (
-        f"stored conversation differs from ground truth: {first_diff(got, expected)}"
-    )
-    has_composer = fixture.expected.get("composer", True) is not False  # share pages have none
+    assert got == expected, f"stored conversation differs from ground truth: {first_diff(got, expected)}"
+    has_composer = fixture.has_composer  # share pages have none
     if has_composer:
         assert ed["found"], "the fixture has no [data-wf-editor] element"
         assert inserted, (

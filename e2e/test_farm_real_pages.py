@@ -90,9 +90,7 @@ async def capture_real_page(
             "GET",
             "HEAD",
         ):
-            await route.fulfill(
-                status=200, headers={"content-type": "text/html; charset=utf-8"}, body=body
-            )
+            await route.fulfill(status=200, headers={"content-type": "text/html; charset=utf-8"}, body=body)
         elif req.hostname == host:
             await route.fulfill(status=404, body="")
         else:
@@ -140,9 +138,7 @@ def judge(name: str, host: str, site: str, cmp: real_pages.Comparison, misses: l
 async def test_real_page_capture(page_case, make_farm, health):
     if page_case is None:
         health.update(site="_real", phase="real_pages", variant="none")
-        pytest.skip(
-            f"no real saved pages at {folder()} (optional; set WF_REAL_PAGES to use another folder)"
-        )
+        pytest.skip(f"no real saved pages at {folder()} (optional; set WF_REAL_PAGES to use another folder)")
     html_path, data = page_case
     host = urlsplit(data["url"]).hostname or ""
     site = registry_site(data["url"])
@@ -205,7 +201,9 @@ async def test_gate_fails_a_wrong_capture(make_farm, health):
     host = urlsplit(data["url"]).hostname or ""
     site = registry_site(data["url"]) or "?"
     health.update(site=site, phase="real_pages", variant="gate-control")
-    got, misses, _ = await capture_real_page(make_farm, exp.with_name(exp.name.replace(".expected.json", ".html")), data)
+    got, misses, _ = await capture_real_page(
+        make_farm, exp.with_name(exp.name.replace(".expected.json", ".html")), data
+    )
     turns = data["turns"]
     judge(exp.stem, host, site, real_pages.compare("gate-control", turns, got), misses)  # passes
     wrong = {

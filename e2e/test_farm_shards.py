@@ -34,9 +34,13 @@ def run_shard(tmp: Path, plan: Path, name: str, site: str) -> dict[str, Any]:
     env = {**os.environ, "SITE": site, "WF_SHARD_PLAN": str(plan), "WF_REPORT_DIR": str(tmp / name)}
     env.pop("PYTEST_XDIST_WORKER", None)
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "e2e/test_farm_phase_b.py", "--shard", name],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "e2e/test_farm_phase_b.py", "--shard", name],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert "1 passed" in out.stdout and "deselected" not in out.stdout, out.stdout[-2000:]
@@ -51,10 +55,7 @@ async def test_two_real_shards_merge(tmp_path: Path, health: dict[str, Any]) -> 
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"siteless": "1", "shards": [list(SITES[:half]), list(SITES[half:])]}))
     assert [shards.load(plan).shard_of(s) for s in PICKS] == ["1", "2"]
-    parts = [
-        await asyncio.to_thread(run_shard, tmp_path, plan, str(i + 1), site)
-        for i, site in enumerate(PICKS)
-    ]
+    parts = [await asyncio.to_thread(run_shard, tmp_path, plan, str(i + 1), site) for i, site in enumerate(PICKS)]
     for part, site in zip(parts, PICKS, strict=True):
         assert set(part["sites"]) == {site}, "a shard's matrix holds its own site only"
         (row,) = part["sites"][site]["phase_b"].values()
@@ -62,9 +63,18 @@ async def test_two_real_shards_merge(tmp_path: Path, health: dict[str, Any]) -> 
         (tmp_path / f"health-{site}.json").write_text(json.dumps(part), "utf-8")
     out = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "e2e.harness.merge_health", str(tmp_path / "merged"),
-         *(str(tmp_path / f"health-{s}.json") for s in PICKS)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "e2e.harness.merge_health",
+            str(tmp_path / "merged"),
+            *(str(tmp_path / f"health-{s}.json") for s in PICKS),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     merged = json.loads((tmp_path / "merged" / "health.json").read_text("utf-8"))
     # Phase A was not run (only Phase B's file): its cells stay `not_run` and the merge says so

@@ -44,9 +44,7 @@ async def test_service_worker_reaches_the_isolated_server(farm, health):
     assert rec.forwarded and rec.status == 200
     farm.browser.attribute([rec])
     assert rec.context == "service_worker", rec.context  # Playwright's view agrees with the tap
-    assert (
-        rec.header("sec-fetch-site") == "none" and rec.origin is None
-    )  # an extension with host access
+    assert rec.header("sec-fetch-site") == "none" and rec.origin is None  # an extension with host access
     assert rec.header("authorization") == f"Bearer {srv.token}"
     health.update(requests=1)
     # the server's own ledger holds exactly what the tap forwarded (the harness's calls aside)
@@ -60,9 +58,7 @@ async def test_positive_controls_see_every_context(farm, health):
     health.update(site="_farm", phase="other", variant="positive-controls")
 
     async def handler(route):
-        await route.fulfill(
-            status=200, content_type="text/html", body="<title>control</title><p>control page</p>"
-        )
+        await route.fulfill(status=200, content_type="text/html", body="<title>control</title><p>control page</p>")
 
     await farm.browser.context.route("https://wf-control.example/**", handler)
     page = await farm.open(PAGE)
@@ -75,9 +71,7 @@ async def test_positive_controls_see_every_context(farm, health):
     mark = farm.tap.mark()
     await page.evaluate("fetch('https://outside.example/x', {mode: 'no-cors'}).catch(() => null)")
     await farm.sw.evaluate("fetch('http://outside.example/y').catch(() => null)")
-    tunnel = await farm.tap.wait_for(
-        lambda r: r.is_connect and r.host == "outside.example", since=mark
-    )
+    tunnel = await farm.tap.wait_for(lambda r: r.is_connect and r.host == "outside.example", since=mark)
     plain = await farm.tap.wait_for(lambda r: r.url == "http://outside.example/y", since=mark)
     assert tunnel is not None and tunnel.status == 403
     assert plain is not None and plain.status == 502 and not plain.forwarded
@@ -130,9 +124,7 @@ async def test_the_tap_never_forwards_to_a_strangers_port(farm, health):
         assert not rec.forwarded and outcome == "refused", (outcome, rec.summary())
         with pytest.raises(OSError):
             stranger.accept()  # nothing reached the stranger
-        found = violations(
-            farm.tap.records(mark), own_hosts=(), needles=[], server_ports=[farm.server.port]
-        )
+        found = violations(farm.tap.records(mark), own_hosts=(), needles=[], server_ports=[farm.server.port])
         assert any("not the test's server" in v.reason for v in found), [v.as_dict() for v in found]
     finally:
         stranger.close()

@@ -35,9 +35,7 @@ PAGE_HTML = (
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def farm(
-    make_farm: Any, health: dict[str, Any], request: pytest.FixtureRequest
-) -> AsyncIterator[Any]:
+async def farm(make_farm: Any, health: dict[str, Any], request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     health.update(site="_sidepanel", phase="other", variant=request.node.name)
     farm = await make_farm(viewport=VIEWPORT)
     yield farm
@@ -140,9 +138,7 @@ async def test_rule_edit_round_trip(browser: Browser, server: CompanionServer) -
     await panel.select_option("#rule-mode", "suggest")
     await panel.click("#rule-form button[type=submit]")
     await panel.wait_for_selector("li.rule[data-host='example.org']")
-    assert "this site and its subdomains" in (
-        await panel.text_content("li.rule[data-host='example.org']") or ""
-    )
+    assert "this site and its subdomains" in (await panel.text_content("li.rule[data-host='example.org']") or "")
     status, body = await server.call("GET", "/api/site-mode", params={"host": "news.example.org"})
     assert status == 200 and body["mode"] == "suggest" and body["reason"] == "rule:example.org"
 
@@ -151,13 +147,9 @@ async def test_rule_edit_round_trip(browser: Browser, server: CompanionServer) -
     await panel.wait_for_function(
         "() => document.querySelector(\"li.rule[data-host='example.org'] select\").value === 'off'"
     )
-    assert (await server.call("GET", "/api/site-mode", params={"host": "example.org"}))[1][
-        "mode"
-    ] == "off"
+    assert (await server.call("GET", "/api/site-mode", params={"host": "example.org"}))[1]["mode"] == "off"
     policy = await browser.storage("policy")
-    assert {"host": "example.org", "mode": "off"} in policy["rules"], (
-        "the cached snapshot follows the edit"
-    )
+    assert {"host": "example.org", "mode": "off"} in policy["rules"], "the cached snapshot follows the edit"
     await panel.click("details.sensitive >> nth=0")
     await shot(panel, "05-settings-rules")
 
@@ -170,15 +162,11 @@ async def test_rule_edit_round_trip(browser: Browser, server: CompanionServer) -
     }
 
 
-async def test_forget_needs_two_clicks_within_eight_seconds(
-    browser: Browser, server: CompanionServer
-) -> None:
+async def test_forget_needs_two_clicks_within_eight_seconds(browser: Browser, server: CompanionServer) -> None:
     await pair_and_accept(browser, server)
     url = "https://forget.example/article"
     for text in ("first thing I noted", "second thing I noted"):
-        status, _ = await server.call(
-            "POST", "/api/notes", json_body={"url": url, "title": "Forget me", "text": text}
-        )
+        status, _ = await server.call("POST", "/api/notes", json_body={"url": url, "title": "Forget me", "text": text})
         assert status == 201
     _, tab_id = await web_tab(browser, url, "Forget me")
     panel = await panel_of(browser, tab_id=tab_id)
@@ -192,14 +180,10 @@ async def test_forget_needs_two_clicks_within_eight_seconds(
             await new Promise((r) => setTimeout(r, 100)); } throw new Error('icon not redrawn'); }""",
         tab_id,
     )
-    assert "2 items from this page" in await browser.sw.evaluate(
-        "(id) => chrome.action.getTitle({tabId: id})", tab_id
-    )
+    assert "2 items from this page" in await browser.sw.evaluate("(id) => chrome.action.getTitle({tabId: id})", tab_id)
 
     async def exact_count() -> int:
-        return len(
-            (await server.call("GET", "/api/page-match", params={"url": url}))[1]["tiers"]["exact"]
-        )
+        return len((await server.call("GET", "/api/page-match", params={"url": url}))[1]["tiers"]["exact"])
 
     # first click: a dry run, nothing forgotten
     await panel.click("#forget")
@@ -225,9 +209,7 @@ async def test_forget_needs_two_clicks_within_eight_seconds(
     assert await exact_count() == 2
 
 
-async def test_outbox_delivers_once_after_server_restart(
-    browser: Browser, server: CompanionServer
-) -> None:
+async def test_outbox_delivers_once_after_server_restart(browser: Browser, server: CompanionServer) -> None:
     await pair_and_accept(browser, server)
     url = "https://outbox.example/page"
     _, tab_id = await web_tab(browser, url, "Outbox page")
@@ -284,11 +266,19 @@ async def test_captured_markdown_renders_and_nothing_from_the_page_runs(
     <pre> with a Copy button and the code's exact text."""
     await pair_and_accept(browser, server)
     url = "https://www.example.org/chat/xss"
-    status, _ = await server.call("POST", "/api/captures", json_body={
-        "url": url, "title": "Hostile turn", "site": "test",
-        "turns": [{"role": "user", "text": "show me"},
-                  {"role": "assistant", "text": "Look: and click me", "markdown": HOSTILE_MD}],
-    })
+    status, _ = await server.call(
+        "POST",
+        "/api/captures",
+        json_body={
+            "url": url,
+            "title": "Hostile turn",
+            "site": "test",
+            "turns": [
+                {"role": "user", "text": "show me"},
+                {"role": "assistant", "text": "Look: and click me", "markdown": HOSTILE_MD},
+            ],
+        },
+    )
     assert status == 200
     _page, tab_id = await web_tab(browser, url, "Hostile turn")
     mark = farm.tap.mark()
@@ -297,7 +287,8 @@ async def test_captured_markdown_renders_and_nothing_from_the_page_runs(
     await md.wait_for()
     await panel.wait_for_timeout(500)
     got = await panel.evaluate("""() => {
-        const box = [...document.querySelectorAll('[data-tier=exact] .md')].find(e => e.textContent.includes('raw anchor'));
+        const box = [...document.querySelectorAll('[data-tier=exact] .md')]
+          .find(e => e.textContent.includes('raw anchor'));
         return {
           pwned: window.__wfPwned ?? null,
           imgs: box.querySelectorAll('img, script, iframe, [onerror]').length,
@@ -309,7 +300,7 @@ async def test_captured_markdown_renders_and_nothing_from_the_page_runs(
     }""")
     assert got["pwned"] is None and got["imgs"] == 0
     assert got["hrefs"] == ["http://tracker.invalid/p.png", "https://docs.example.org/x"]
-    assert '<img src=x onerror="window.__wfPwned=\'img\'">' in got["text"], "page HTML is shown as text"
+    assert "<img src=x onerror=\"window.__wfPwned='img'\">" in got["text"], "page HTML is shown as text"
     assert "<script>" in got["text"] and "click me" in got["text"]
     assert got["pre"] == ["def f():\n    return '<b>not bold</b>'\n"] and got["copy"] == 1
     # positive control: the flag is observable in this page (a script of ours can set it)

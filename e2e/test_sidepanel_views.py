@@ -8,8 +8,9 @@ would: typing in the search box, arrows and Enter, the buttons of each view.
 Screenshots: every view and state at a narrow (320 px) and a wide (600 px) panel, in the light
 and the dark colour scheme, go to e2e/report/screenshots/views/. axe-core (the pinned npm
 devDependency, node_modules/axe-core/axe.min.js) is evaluated in the panel page by the test over
-CDP (the page's CSP refuses an inline script tag) — never added to the extension — and runs in each of those states: any serious or critical WCAG 2.1 AA
-violation fails, and so does content outside landmarks (axe's `region` rule).
+CDP (the page's CSP refuses an inline script tag) — never added to the extension — and runs in
+each of those states: any serious or critical WCAG 2.1 AA violation fails, and so does content
+outside landmarks (axe's `region` rule).
 """
 
 from __future__ import annotations
@@ -81,19 +82,38 @@ async def seed(server: CompanionServer) -> dict[str, Any]:
         status, body = await server.call("POST", "/api/notes", json_body={"url": url, "title": title, "text": text})
         assert status == 201, body
         ids[url] = body["id"]
-    status, _ = await server.call("POST", "/api/clips", json_body={
-        "url": "https://blog.example/autumn", "title": "Autumn chores",
-        "text": "October is for raking leaves and storing the walnuts in the shed."})
+    status, _ = await server.call(
+        "POST",
+        "/api/clips",
+        json_body={
+            "url": "https://blog.example/autumn",
+            "title": "Autumn chores",
+            "text": "October is for raking leaves and storing the walnuts in the shed.",
+        },
+    )
     assert status == 201
-    status, body = await server.call("POST", "/api/captures", json_body={
-        "url": CHAT_URL, "title": "Walnut storage", "site": "chatgpt",
-        "turns": [{"role": r, "text": t} for r, t in TURNS]})
+    status, body = await server.call(
+        "POST",
+        "/api/captures",
+        json_body={
+            "url": CHAT_URL,
+            "title": "Walnut storage",
+            "site": "chatgpt",
+            "turns": [{"role": r, "text": t} for r, t in TURNS],
+        },
+    )
     assert status == 200 and body["added"] == 4, body
     for url, title, text in (
-        (DOC_URL, "A guide to nuts", "Walnuts, pecans and hazelnuts. " * 20 + "Store walnuts cold to keep their oils fresh."),
+        (
+            DOC_URL,
+            "A guide to nuts",
+            "Walnuts, pecans and hazelnuts. " * 20 + "Store walnuts cold to keep their oils fresh.",
+        ),
         ("https://docs.example/quinces", "Quince paste", "Quince paste takes hours of slow cooking. " * 10),
     ):
-        status, body = await server.call("POST", "/api/library/add_text", json_body={"url": url, "title": title, "text": text})
+        status, body = await server.call(
+            "POST", "/api/library/add_text", json_body={"url": url, "title": title, "text": text}
+        )
         assert status == 201, body
         ids[url] = body["document"]["id"]
     return ids
@@ -118,10 +138,12 @@ async def axe_violations(page: Page) -> list[dict[str, Any]]:
         """async (tags) => {
           const pick = (r) => r.violations.map((v) => ({
             id: v.id, impact: v.impact, help: v.help,
-            nodes: v.nodes.slice(0, 4).map((n) => n.target.join(' ') + ' :: ' + (n.failureSummary || '').split('\\n').slice(0, 2).join(' ')),
+            nodes: v.nodes.slice(0, 4).map((n) =>
+              n.target.join(' ') + ' :: ' + (n.failureSummary || '').split('\\n').slice(0, 2).join(' ')),
           }));
           const wcag = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-          const region = await axe.run(document, {runOnly: {type: 'rule', values: ['region']}, resultTypes: ['violations']});
+          const region = await axe.run(
+            document, {runOnly: {type: 'rule', values: ['region']}, resultTypes: ['violations']});
           return [...pick(wcag).filter((v) => v.impact === 'serious' || v.impact === 'critical'), ...pick(region)];
         }""",
         WCAG_TAGS,
@@ -146,7 +168,9 @@ async def tour(page: Page, name: str, problems: dict[str, Any]) -> None:
 
 
 async def focused_key(page: Page) -> str | None:
-    return await page.evaluate("() => document.activeElement && document.activeElement.dataset.key || document.activeElement.id || null")
+    return await page.evaluate(
+        "() => document.activeElement && document.activeElement.dataset.key || document.activeElement.id || null"
+    )
 
 
 async def result_keys(page: Page) -> list[str]:
@@ -157,7 +181,8 @@ async def search_in_panel(panel: Page, q: str) -> None:
     await panel.fill("#q", q)
     await panel.press("#q", "Enter")
     await panel.wait_for_function(
-        "(q) => (document.getElementById('search-status').textContent || '').includes(q)", arg=q)
+        "(q) => (document.getElementById('search-status').textContent || '').includes(q)", arg=q
+    )
 
 
 async def tab_urls(b: Browser) -> list[str]:
@@ -220,7 +245,9 @@ async def test_search_keyboard_path_and_every_view_screenshotted_and_axe_clean(
     assert "notes.example" in text and "just now" in text
     marks = await panel.eval_on_selector_all("#results mark", "ms => ms.map((m) => m.textContent.toLowerCase())")
     assert "walnuts" in marks and "store" in marks, marks
-    assert not await panel.evaluate(f"() => document.body.textContent.includes('{MARK_S}') || document.body.textContent.includes('{MARK_E}')")
+    assert not await panel.evaluate(
+        f"() => document.body.textContent.includes('{MARK_S}') || document.body.textContent.includes('{MARK_E}')"
+    )
     await tour(panel, "11-search-results", problems)
 
     # arrows move through the results; Escape/ArrowUp go back to the box; Enter opens
@@ -246,7 +273,11 @@ async def test_search_keyboard_path_and_every_view_screenshotted_and_axe_clean(
     assert NOTE_URL in await tab_urls(browser) and NOTE_URL not in before, "Enter opened the source page in a tab"
 
     # a chat turn opens the conversation view; Back returns to the same results, focus kept
-    turn_key = (await panel.eval_on_selector_all("li[data-kind=conversation] button.result", "bs => bs.map((b) => b.dataset.key)"))[0]
+    turn_key = (
+        await panel.eval_on_selector_all(
+            "li[data-kind=conversation] button.result", "bs => bs.map((b) => b.dataset.key)"
+        )
+    )[0]
     await panel.focus("#q")
     await panel.keyboard.press("ArrowDown")
     for _ in range(keys.index(turn_key)):
@@ -323,7 +354,9 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     await tour(panel, "22-conversation-current-page", problems)
     assert not problems, problems
     assert await panel.is_hidden("#conv-back"), "no way 'back to search' when it was not opened from search"
-    assert await panel.eval_on_selector_all("#conv-turns li.turn", "ls => ls.map((l) => l.dataset.role)") == [r for r, _ in TURNS]
+    assert await panel.eval_on_selector_all("#conv-turns li.turn", "ls => ls.map((l) => l.dataset.role)") == [
+        r for r, _ in TURNS
+    ]
 
     await browser.context.grant_permissions(["clipboard-read", "clipboard-write"])
     await panel.click("#conv-copy")
@@ -348,9 +381,7 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     assert body.count("## You") == 2 and body.count("## Assistant") == 2
 
 
-async def test_library_delete_waits_for_undo_then_reaches_the_server(
-    browser: Browser, server: CompanionServer
-) -> None:
+async def test_library_delete_waits_for_undo_then_reaches_the_server(browser: Browser, server: CompanionServer) -> None:
     await pair_and_accept(browser, server)
     ids = await seed(server)
     keep, drop = ids[DOC_URL], ids["https://docs.example/quinces"]
@@ -390,8 +421,11 @@ async def test_library_delete_waits_for_undo_then_reaches_the_server(
 
 async def test_search_hides_a_site_turned_off_and_a_forgotten_one(browser: Browser, server: CompanionServer) -> None:
     await pair_and_accept(browser, server)
-    status, _ = await server.call("POST", "/api/notes", json_body={
-        "url": "https://hidden.example/recipes", "title": "Recipes", "text": "my secret quince recipe"})
+    status, _ = await server.call(
+        "POST",
+        "/api/notes",
+        json_body={"url": "https://hidden.example/recipes", "title": "Recipes", "text": "my secret quince recipe"},
+    )
     assert status == 201
     panel = await panel_of(browser, view="search")
     # positive control: found while the site is collect
@@ -404,14 +438,19 @@ async def test_search_hides_a_site_turned_off_and_a_forgotten_one(browser: Brows
     assert "secret quince" in await panel.inner_text("#results [data-empty=search]")
 
     # forget: found before, gone after (the soft forget every reader honours)
-    status, _ = await server.call("POST", "/api/notes", json_body={
-        "url": "https://forgot.example/jam", "title": "Jam", "text": "medlar jelly needs bletted fruit"})
+    status, _ = await server.call(
+        "POST",
+        "/api/notes",
+        json_body={"url": "https://forgot.example/jam", "title": "Jam", "text": "medlar jelly needs bletted fruit"},
+    )
     assert status == 201
     await search_in_panel(panel, "medlar jelly")
     assert await panel.locator("#results li[data-kind=note]").count() == 1
     status, dry = await server.call("POST", "/api/forget", json_body={"host": "forgot.example", "dry_run": True})
     assert status == 200 and dry["facts"] == 1, dry
-    status, done = await server.call("POST", "/api/forget", json_body={"host": "forgot.example", "confirm": dry["confirm"]})
+    status, done = await server.call(
+        "POST", "/api/forget", json_body={"host": "forgot.example", "confirm": dry["confirm"]}
+    )
     assert status == 200, done
     await search_in_panel(panel, "medlar")
     assert await panel.locator("#results li[data-kind=note]").count() == 0

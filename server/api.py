@@ -61,9 +61,7 @@ class Api:
         responses: tuple[int, ...] = (),
     ) -> Callable[[Handler], Handler]:
         def deco(fn: Handler) -> Handler:
-            self.specs.append(
-                RouteSpec(method, path, fn, summary, body, query, max_body, auth, status, responses)
-            )
+            self.specs.append(RouteSpec(method, path, fn, summary, body, query, max_body, auth, status, responses))
             return fn
 
         return deco

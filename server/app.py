@@ -48,7 +48,11 @@ def _secure(settings: Settings) -> None:
 
 def create_app(settings: Settings) -> web.Application:
     _secure(settings)
-    middlewares: list[Middleware] = [security.error_middleware, security.guard_middleware, idempotency.idempotency_middleware]
+    middlewares: list[Middleware] = [
+        security.error_middleware,
+        security.guard_middleware,
+        idempotency.idempotency_middleware,
+    ]
     if settings.ledger is not None:
         middlewares.insert(0, ledger.middleware(settings.ledger))  # outermost: sees every request
     app = web.Application(middlewares=middlewares, client_max_size=8 * 1024 * 1024, handler_args=HANDLER_ARGS)

@@ -75,9 +75,7 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
     store = request.app[appkeys.STORE]
     route = f"{request.method} {request.path}"
     async with request.app[appkeys.IDEMPOTENCY_LOCKS].hold(key):
-        row = await store.fetchone(
-            "SELECT route, status, response, body_sha256 FROM idempotency WHERE key = ?", (key,)
-        )
+        row = await store.fetchone("SELECT route, status, response, body_sha256 FROM idempotency WHERE key = ?", (key,))
         if row is not None:
             if row["route"] != route:
                 raise BadRequest(f"{HEADER} was already used for another route", code="idempotency_reuse")
@@ -91,7 +89,9 @@ async def idempotency_middleware(request: web.Request, handler: Handler) -> web.
             if row["status"] == 0:  # committed, answer lost in a crash
                 return web.json_response({"replayed": True}, headers={"Idempotent-Replay": "true"})
             return web.Response(
-                text=row["response"], status=row["status"], content_type="application/json",
+                text=row["response"],
+                status=row["status"],
+                content_type="application/json",
                 headers={"Idempotent-Replay": "true"},
             )
 

@@ -3,14 +3,14 @@ as `limits`, and the extension cuts what it sends to these numbers instead of ke
 
 from __future__ import annotations
 
-NOTE_CHARS = 20_000          # a note or a clip; more is refused 413
-TURN_CHARS = 100_000         # one chat turn; more is refused 413
-MARKDOWN_CHARS = 200_000     # one chat turn as Markdown; more is refused 413 (clients cut with cap_markdown)
-TURNS = 2_000                # turns in one capture
+NOTE_CHARS = 20_000  # a note or a clip; more is refused 413
+TURN_CHARS = 100_000  # one chat turn; more is refused 413
+MARKDOWN_CHARS = 200_000  # one chat turn as Markdown; more is refused 413 (clients cut with cap_markdown)
+TURNS = 2_000  # turns in one capture
 PAGE_HTML_CHARS = 5_000_000  # "Add this page": the page's HTML
 PAGE_TEXT_CHARS = 1_000_000  # "Add this page": the page's text
-TITLE_CHARS = 2_000          # a page title as a client sends it (stored shorter, cut, never refused)
-FORGET_CONFIRM_SECONDS = 8.0 # a forget confirmation's lifetime
+TITLE_CHARS = 2_000  # a page title as a client sends it (stored shorter, cut, never refused)
+FORGET_CONFIRM_SECONDS = 8.0  # a forget confirmation's lifetime
 
 
 def as_dict() -> dict[str, float]:

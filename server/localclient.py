@@ -51,7 +51,9 @@ class LocalClient:
 
     def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         req = urllib.request.Request(  # noqa: S310 - loopback only
-            self.base + path, data=json.dumps(body).encode("utf-8"), method="POST",
+            self.base + path,
+            data=json.dumps(body).encode("utf-8"),
+            method="POST",
             headers={"Content-Type": "application/json"},
         )
         return self._send(req)

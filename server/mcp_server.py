@@ -41,8 +41,11 @@ log = logging.getLogger("wherefrom.mcp")
 def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("mcp", help="serve the memory to AI agents over MCP (stdio); needs the running server")
     common(p)
-    p.add_argument("--allow-writes", action="store_true",
-                   help="also offer add_note (agents may then write notes; read-only without it)")
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also offer add_note (agents may then write notes; read-only without it)",
+    )
     p.set_defaults(func=cmd_mcp)
 
 
@@ -94,8 +97,13 @@ class Tools:
         turns: list[dict[str, Any]] = body.get("turns", [])
         if not turns:
             return f"No captured conversation is stored for {url}."
-        lines = [f"# Conversation at {body.get('url', url)}", "", f"url: {body.get('url', url)}",
-                 f"turns: {len(turns)}", ""]
+        lines = [
+            f"# Conversation at {body.get('url', url)}",
+            "",
+            f"url: {body.get('url', url)}",
+            f"turns: {len(turns)}",
+            "",
+        ]
         for turn in turns:
             lines += [f"## {str(turn.get('role', '')).capitalize()}", "", str(turn.get("text", "")), ""]
         return cut("\n".join(lines).rstrip() + "\n")
@@ -103,9 +111,14 @@ class Tools:
     def get_document(self, id: int) -> str:  # noqa: A002 - the tool's argument is called id
         body = self._get(f"/api/library/{int(id)}")
         doc: dict[str, Any] = body.get("document", {})
-        meta = [f"# {doc.get('title') or '(untitled)'}", "",
-                f"url: {doc.get('source_url', '')}", f"site: {doc.get('source_host', '')}",
-                f"kind: document (id {doc.get('id')})", f"saved: {(doc.get('age') or {}).get('label', '')}"]
+        meta = [
+            f"# {doc.get('title') or '(untitled)'}",
+            "",
+            f"url: {doc.get('source_url', '')}",
+            f"site: {doc.get('source_host', '')}",
+            f"kind: document (id {doc.get('id')})",
+            f"saved: {(doc.get('age') or {}).get('label', '')}",
+        ]
         for key in ("author", "published", "sitename", "language"):
             if doc.get(key):
                 meta.append(f"{key}: {doc[key]}")
@@ -139,9 +152,15 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     async def search_memory(
-        query: Annotated[str, Field(min_length=1, max_length=4000,
-                                    description="words or a whole question, e.g. 'sourdough starter' or "
-                                                "'what did I note about the lease renewal?'")],
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=4000,
+                description="words or a whole question, e.g. 'sourdough starter' or "
+                "'what did I note about the lease renewal?'",
+            ),
+        ],
         limit: Annotated[int, Field(ge=1, le=100, description="most results to return")] = 10,
     ) -> str:
         import anyio.to_thread
@@ -156,8 +175,12 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
         return await anyio.to_thread.run_sync(run, tools.page_memory, url)
 
     async def get_conversation(
-        url: Annotated[str, Field(min_length=1, max_length=4096,
-                                  description="the chat page's URL, as search_memory gives it for a turn")],
+        url: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=4096, description="the chat page's URL, as search_memory gives it for a turn"
+            ),
+        ],
     ) -> str:
         import anyio.to_thread
 
@@ -178,28 +201,57 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
 
         return await anyio.to_thread.run_sync(run, tools.add_note, url, text)
 
-    server.add_tool(search_memory, annotations=read_only, structured_output=False, description=(
-        "Search everything the person has kept: notes, clips, captured AI-chat turns and saved library "
-        "documents. Use it before answering from general knowledge when the person may have read, "
-        "noted or discussed the topic. Each result gives kind, title, site, age, url and a snippet; "
-        "follow up with get_conversation (for a turn's url), get_document (for a document's id) or "
-        "page_memory (for any url). Keyword queries and full sentences both work."))
-    server.add_tool(page_memory, annotations=read_only, structured_output=False, description=(
-        "What is remembered about one web page, in four tiers: items on this exact page, elsewhere on "
-        "its site, on related pages, and library documents - what the person's side panel shows. "
-        "Use it when the person mentions or is looking at a URL."))
-    server.add_tool(get_conversation, annotations=read_only, structured_output=False, description=(
-        "The whole captured AI-chat conversation at a chat page URL (e.g. a claude.ai or chatgpt.com "
-        "URL from a search_memory turn), in order, as Markdown with the role of each turn."))
-    server.add_tool(get_document, annotations=read_only, structured_output=False, description=(
-        "A library document's extracted text with its metadata (title, url, site, saved age, author). "
-        "Take the id from search_memory or page_memory results of kind 'document'."))
+    server.add_tool(
+        search_memory,
+        annotations=read_only,
+        structured_output=False,
+        description=(
+            "Search everything the person has kept: notes, clips, captured AI-chat turns and saved library "
+            "documents. Use it before answering from general knowledge when the person may have read, "
+            "noted or discussed the topic. Each result gives kind, title, site, age, url and a snippet; "
+            "follow up with get_conversation (for a turn's url), get_document (for a document's id) or "
+            "page_memory (for any url). Keyword queries and full sentences both work."
+        ),
+    )
+    server.add_tool(
+        page_memory,
+        annotations=read_only,
+        structured_output=False,
+        description=(
+            "What is remembered about one web page, in four tiers: items on this exact page, elsewhere on "
+            "its site, on related pages, and library documents - what the person's side panel shows. "
+            "Use it when the person mentions or is looking at a URL."
+        ),
+    )
+    server.add_tool(
+        get_conversation,
+        annotations=read_only,
+        structured_output=False,
+        description=(
+            "The whole captured AI-chat conversation at a chat page URL (e.g. a claude.ai or chatgpt.com "
+            "URL from a search_memory turn), in order, as Markdown with the role of each turn."
+        ),
+    )
+    server.add_tool(
+        get_document,
+        annotations=read_only,
+        structured_output=False,
+        description=(
+            "A library document's extracted text with its metadata (title, url, site, saved age, author). "
+            "Take the id from search_memory or page_memory results of kind 'document'."
+        ),
+    )
     if allow_writes:
-        server.add_tool(add_note, annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False), structured_output=False,
-                        description=(
-            "Keep a note about a web page in the person's memory, with the page as its provenance. "
-            "Only when the person asks you to remember something about a page. Refused, with the "
-            "reason, when the person has not set that site to collect."))
+        server.add_tool(
+            add_note,
+            annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
+            structured_output=False,
+            description=(
+                "Keep a note about a web page in the person's memory, with the page as its provenance. "
+                "Only when the person asks you to remember something about a page. Refused, with the "
+                "reason, when the person has not set that site to collect."
+            ),
+        )
     return server
 
 

@@ -20,7 +20,13 @@ def document(apis: Sequence[Api]) -> dict[str, Any]:
         op: dict[str, Any] = {
             "operationId": spec.handler.__name__,
             "summary": spec.summary,
-            "responses": {str(spec.status): {"description": "success"}, "4XX": {"description": "error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}},
+            "responses": {
+                str(spec.status): {"description": "success"},
+                "4XX": {
+                    "description": "error",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                },
+            },
         }
         for extra in spec.responses:
             op["responses"][str(extra)] = {"description": "success"}
@@ -50,8 +56,13 @@ def document(apis: Sequence[Api]) -> dict[str, Any]:
                 "Error": {
                     "type": "object",
                     "required": ["error"],
-                    "properties": {"error": {"type": "object", "required": ["code", "message"],
-                                             "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "required": ["code", "message"],
+                            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                        }
+                    },
                 }
             },
         },
@@ -73,7 +84,7 @@ def markdown(apis: Sequence[Api]) -> str:
         "",
         "Generated from the route declarations by `python -m server.routes > docs/api.md`;",
         "the machine-readable form is `GET /api/openapi.json`. Every route but health needs",
-        "`Authorization: Bearer <token>`. Errors: `{\"error\": {\"code\", \"message\"}}`.",
+        '`Authorization: Bearer <token>`. Errors: `{"error": {"code", "message"}}`.',
         "",
         "| method | path | what | body fields | query |",
         "|---|---|---|---|---|",

@@ -40,8 +40,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 1
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
-        print(json.dumps({"query": args.query, "results": [provenance(r) for r in results]},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps({"query": args.query, "results": [provenance(r) for r in results]}, ensure_ascii=False, indent=2)
+        )
     else:
         print(results_text(args.query, results))
     return 0

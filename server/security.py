@@ -78,7 +78,7 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     origin = request.headers.get("Origin")
     if origin is not None:
         prefix = "chrome-extension://"
-        ext_id = origin[len(prefix):].rstrip("/") if origin.startswith(prefix) else None
+        ext_id = origin[len(prefix) :].rstrip("/") if origin.startswith(prefix) else None
         if ext_id not in settings.allowed_extension_ids:
             raise Forbidden("Origin not allowed", code="bad_origin")
     if request.method == "OPTIONS":

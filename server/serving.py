@@ -19,8 +19,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-CODES = {400: "bad_http_request", 413: "payload_too_large", 431: "headers_too_large", 500: "internal",
-         504: "timeout"}
+CODES = {400: "bad_http_request", 413: "payload_too_large", 431: "headers_too_large", 500: "internal", 504: "timeout"}
 
 
 def error_body(status: int) -> dict[str, Any]:
@@ -29,13 +28,21 @@ def error_body(status: int) -> dict[str, Any]:
     except ValueError:
         phrase = "error"
     code = CODES.get(status, phrase.lower().replace(" ", "_").replace("-", "_"))
-    return {"error": {"code": code, "message": f"the request could not be read as HTTP ({phrase.lower()})"
-                      if status < 500 else phrase.lower()}}
+    return {
+        "error": {
+            "code": code,
+            "message": f"the request could not be read as HTTP ({phrase.lower()})" if status < 500 else phrase.lower(),
+        }
+    }
 
 
 class JsonErrorHandler(RequestHandler):
     def handle_error(
-        self, request: BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None,
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
     ) -> web.StreamResponse:
         super().handle_error(request, status, exc, message)  # logs; raises when an answer was already sent
         resp = web.json_response(error_body(status), status=status)

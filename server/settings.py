@@ -35,16 +35,23 @@ def _setting(default: Any, help_text: str, *, flag: str = "", **argparse_kw: Any
 class Settings:
     port: int = _setting(DEFAULT_PORT, "TCP port on the loopback interface", type=int)
     host: str = _setting(DEFAULT_HOST, "bind address; must be loopback unless --force-bind is given")
-    data_dir: Path = _setting(default_data_dir, "directory holding wherefrom.db and token (default: the user data dir)",
-                              type=Path)
+    data_dir: Path = _setting(
+        default_data_dir, "directory holding wherefrom.db and token (default: the user data dir)", type=Path
+    )
     log_level: str = _setting("info", "logging level: debug, info, warning, error")
     extension_ids: tuple[str, ...] = _setting(
-        (), "extra chrome-extension ids allowed as Origin (the pinned id is always allowed)",
-        flag="--extension-id", action="append", metavar="ID")
-    allow_private_fetch: bool = _setting(False, "tests only: let add_url fetch loopback/private addresses",
-                                         action="store_true")
-    ledger: Path | None = _setting(None, "append one JSON line per request received to this file (for the test farm)",
-                                   type=Path)
+        (),
+        "extra chrome-extension ids allowed as Origin (the pinned id is always allowed)",
+        flag="--extension-id",
+        action="append",
+        metavar="ID",
+    )
+    allow_private_fetch: bool = _setting(
+        False, "tests only: let add_url fetch loopback/private addresses", action="store_true"
+    )
+    ledger: Path | None = _setting(
+        None, "append one JSON line per request received to this file (for the test farm)", type=Path
+    )
 
     @property
     def db_path(self) -> Path:

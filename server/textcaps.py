@@ -60,10 +60,10 @@ def _extends(ch: str) -> bool:
     return (
         unicodedata.category(ch) in ("Mn", "Me", "Mc")
         or ch in "\u200d\u200c"
-        or 0xFE00 <= cp <= 0xFE0F          # variation selectors
-        or 0xE0100 <= cp <= 0xE01EF        # variation selectors supplement
-        or 0x1F3FB <= cp <= 0x1F3FF        # emoji skin-tone modifiers
-        or 0xE0020 <= cp <= 0xE007F        # emoji tag sequences (subdivision flags)
+        or 0xFE00 <= cp <= 0xFE0F  # variation selectors
+        or 0xE0100 <= cp <= 0xE01EF  # variation selectors supplement
+        or 0x1F3FB <= cp <= 0x1F3FF  # emoji skin-tone modifiers
+        or 0xE0020 <= cp <= 0xE007F  # emoji tag sequences (subdivision flags)
     )
 
 
@@ -81,7 +81,6 @@ def _hangul_joins(before: str, after: str) -> bool:
     return (lead and (a_lead or a_vowel)) or (vowel and (a_vowel or a_trail)) or (trail and a_trail)
 
 
-
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -95,7 +94,7 @@ def open_fence(markdown: str) -> str | None:
         run = m.group(1)
         if fence is None:
             fence = run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run):].strip():
+        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip():
             fence = None
     return fence
 

@@ -127,8 +127,9 @@ def normalise_url(raw: str) -> str:
     path = parsed.pathname or "/"
     if len(path) > 1 and path.endswith("/"):
         path = path.rstrip("/") or "/"
-    query = [(k, v) for k, v in parse_qsl(parsed.search[1:], keep_blank_values=True)
-             if not TRACKERS_RE.search(k.lower())]
+    query = [
+        (k, v) for k, v in parse_qsl(parsed.search[1:], keep_blank_values=True) if not TRACKERS_RE.search(k.lower())
+    ]
     query.sort(key=lambda kv: kv[0])
     encoded = urlencode(query)
     return f"{scheme}://{netloc}{path}{'?' + encoded if encoded else ''}"

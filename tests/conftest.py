@@ -36,14 +36,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from e2e.harness.real_pages import describe_expected_failures
 
-    return [f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}",
-            describe_expected_failures()]
+    return [
+        f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}",
+        describe_expected_failures(),
+    ]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """The real-page gate's expected-failure list, whenever real pages were run (also with -q)."""
-    if any("test_real_dom" in r.nodeid for k in ("passed", "failed", "xfailed", "xpassed")
-           for r in terminalreporter.stats.get(k, [])):
+    if any(
+        "test_real_dom" in r.nodeid
+        for k in ("passed", "failed", "xfailed", "xpassed")
+        for r in terminalreporter.stats.get(k, [])
+    ):
         from e2e.harness.real_pages import describe_expected_failures
 
         terminalreporter.write_line(describe_expected_failures())
@@ -63,8 +68,15 @@ class Api:
         return self.app[appkeys.STORE]
 
     async def call(
-        self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None, auth: bool = True, data: bytes | str | None = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        auth: bool = True,
+        data: bytes | str | None = None,
     ) -> tuple[int, Any]:
         h = {"Authorization": f"Bearer {self.token}"} if auth else {}
         h.update(headers or {})
@@ -96,8 +108,12 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | None = None,
-                     runner_class: type[web.AppRunner] = web.AppRunner) -> AsyncIterator[str]:
+async def local_site(
+    app: web.Application,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    runner_class: type[web.AppRunner] = web.AppRunner,
+) -> AsyncIterator[str]:
     """Run an aiohttp app on a real loopback port; yields its base URL."""
     runner = runner_class(app, access_log=None)
     await runner.setup()
@@ -113,8 +129,10 @@ async def local_site(app: web.Application, host: str = "127.0.0.1", port: int | 
 async def running_api(settings: Settings) -> AsyncIterator[Api]:
     """Our server built from `settings`, on its port, with a client holding the token."""
     app = create_app(settings)
-    async with local_site(app, port=settings.port, runner_class=JsonErrorRunner) as base, \
-            aiohttp.ClientSession() as session:
+    async with (
+        local_site(app, port=settings.port, runner_class=JsonErrorRunner) as base,
+        aiohttp.ClientSession() as session,
+    ):
         yield Api(base, app[appkeys.TOKEN], session, app)
 
 

@@ -34,7 +34,7 @@ def _stat(pid: int) -> tuple[str, int] | None:
         raw = (PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
-    fields = raw[raw.rindex(")") + 2:].split()
+    fields = raw[raw.rindex(")") + 2 :].split()
     return fields[0], int(fields[1])
 
 
@@ -91,7 +91,9 @@ def orphans(tag: str) -> dict[int, str]:
     """Our processes whose parent is neither ours nor this test process: pid -> command line."""
     ours = tagged(tag)
     mine = {os.getpid(), _root(tag)}  # a process's own environ is the one it started with: untagged
-    return {pid: cmdline(pid) for pid, ppid in ours.items() if pid not in mine and ppid not in ours and ppid not in mine}
+    return {
+        pid: cmdline(pid) for pid, ppid in ours.items() if pid not in mine and ppid not in ours and ppid not in mine
+    }
 
 
 def wait_for_no_orphans(tag: str, within: float = 5.0) -> dict[int, str]:
@@ -122,8 +124,9 @@ def session_finish(session: object) -> None:
     left = wait_for_no_orphans(tag)
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
-        tr.write_line(f"processes: {before} of ours without their parent before the run, {len(left)} after",
-                      red=bool(left))
+        tr.write_line(
+            f"processes: {before} of ours without their parent before the run, {len(left)} after", red=bool(left)
+        )
         for pid, line in left.items():
             tr.write_line(f"  leaked pid {pid}: {line[:160]}", red=True)
     if left and session.exitstatus == 0:

@@ -28,8 +28,19 @@ def free_port() -> int:
 
 def serve_args(port: int, data_dir: Path, *extra_args: str, log_level: str = "warning") -> list[str]:
     """The command line that starts our server on `port` with `data_dir`."""
-    return [sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", str(data_dir),
-            "--log-level", log_level, *extra_args]
+    return [
+        sys.executable,
+        "-m",
+        "server",
+        "serve",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        "--log-level",
+        log_level,
+        *extra_args,
+    ]
 
 
 def identity_problem(health: dict[str, Any], pid: int, under: Path) -> str | None:
@@ -93,8 +104,9 @@ class ServerProcess:
                 self.proc.wait(10)
         self._log.close()
 
-    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
-             timeout: float = 10) -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, timeout: float = 10
+    ) -> tuple[int, Any]:
         data = json.dumps(body).encode() if body is not None else None
         h = {"Authorization": f"Bearer {self.token}"}
         if data is not None:

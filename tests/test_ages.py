@@ -15,8 +15,19 @@ NOW = dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC).timestamp()
 
 @pytest.mark.parametrize(
     "seconds_ago,label",
-    [(0, "just now"), (59, "just now"), (60, "1m"), (12 * 60, "12m"), (3599, "59m"), (3 * 3600, "3h"),
-     (23 * 3600 + 3599, "23h"), (2 * 86400, "2d"), (59 * 86400, "59d"), (90 * 86400, "3mo"), (800 * 86400, "2y")],
+    [
+        (0, "just now"),
+        (59, "just now"),
+        (60, "1m"),
+        (12 * 60, "12m"),
+        (3599, "59m"),
+        (3 * 3600, "3h"),
+        (23 * 3600 + 3599, "23h"),
+        (2 * 86400, "2d"),
+        (59 * 86400, "59d"),
+        (90 * 86400, "3mo"),
+        (800 * 86400, "2y"),
+    ],
 )
 def test_instant_labels(seconds_ago: int, label: str) -> None:
     assert age(NOW - seconds_ago, INSTANT, now=NOW) == {"label": label, "granularity": "instant"}
@@ -28,8 +39,12 @@ def test_future_instant_is_just_now() -> None:
 
 @pytest.mark.parametrize(
     "day,label",
-    [(dt.date(2026, 11, 29), "today"), (dt.date(2026, 11, 28), "yesterday"), (dt.date(2026, 11, 26), "3d"),
-     (dt.date(2026, 12, 1), "today")],
+    [
+        (dt.date(2026, 11, 29), "today"),
+        (dt.date(2026, 11, 28), "yesterday"),
+        (dt.date(2026, 11, 26), "3d"),
+        (dt.date(2026, 12, 1), "today"),
+    ],
 )
 def test_day_labels(day: dt.date, label: str) -> None:
     for hour in (0, 12, 23):  # wherever in the day the value was stored
@@ -57,13 +72,16 @@ def test_day_boundary_is_in_the_given_zone() -> None:
 
 async def test_day_note_end_to_end_reads_today_not_hours(api: Api) -> None:
     today = dt.date.today().isoformat()
-    status, body = await api.post("/api/notes", {"url": "https://log.example/2026", "title": "log",
-                                                 "text": "from the daily log", "valid_day": today})
+    status, body = await api.post(
+        "/api/notes",
+        {"url": "https://log.example/2026", "title": "log", "text": "from the daily log", "valid_day": today},
+    )
     assert status == 201
     _, s = await api.get("/api/search", params={"q": "daily log"})
     assert s["results"][0]["age"] == {"label": "today", "granularity": "day"}
     yesterday = (dt.date.today() - dt.timedelta(days=1)).isoformat()
-    await api.post("/api/notes", {"url": "https://log.example/2026", "title": "log",
-                                  "text": "older entry", "valid_day": yesterday})
+    await api.post(
+        "/api/notes", {"url": "https://log.example/2026", "title": "log", "text": "older entry", "valid_day": yesterday}
+    )
     _, s = await api.get("/api/search", params={"q": "older entry"})
     assert s["results"][0]["age"] == {"label": "yesterday", "granularity": "day"}

@@ -51,7 +51,9 @@ async def test_dns_rebinding_host_is_refused(api: Api, host: str) -> None:
     assert status == 200
 
 
-@pytest.mark.parametrize("origin", ["https://evil.example", "null", "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"])
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "null", "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+)
 async def test_web_origin_refused_even_with_token(api: Api, origin: str) -> None:
     status, body = await api.get("/api/policy", headers={"Origin": origin})
     assert status == 403 and body["error"]["code"] == "bad_origin"

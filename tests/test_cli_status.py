@@ -21,7 +21,8 @@ def test_status_codes(tmp_path: Path) -> None:
     assert run_cli("status", "--port", str(port), "--data-dir", str(data)).returncode == 1
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         for _ in range(100):

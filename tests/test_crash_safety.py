@@ -45,10 +45,10 @@ class Server(ServerProcess):
 
 @dataclasses.dataclass
 class Write:
-    kind: str               # note | capture | document
+    kind: str  # note | capture | document
     path: str
     body: dict[str, Any]
-    key: str                # Idempotency-Key
+    key: str  # Idempotency-Key
     round: int
 
 
@@ -68,10 +68,18 @@ class Ledger:
 def note_writes(round_no: int) -> Callable[[int], Write]:
     def make(i: int) -> Write:
         tag = f"crashnote{round_no}x{i}z{uuid.uuid4().hex[:8]}"
-        return Write("note", "/api/notes", {
-            "url": f"https://crash.example/notes/{round_no}/{i}", "title": f"Note page {i}",
-            "text": f"{tag} a note written in round {round_no}, number {i}",
-        }, str(uuid.uuid4()), round_no)
+        return Write(
+            "note",
+            "/api/notes",
+            {
+                "url": f"https://crash.example/notes/{round_no}/{i}",
+                "title": f"Note page {i}",
+                "text": f"{tag} a note written in round {round_no}, number {i}",
+            },
+            str(uuid.uuid4()),
+            round_no,
+        )
+
     return make
 
 
@@ -83,22 +91,41 @@ def capture_writes(round_no: int, conversations: dict[str, list[dict[str, str]]]
         turns = conversations.setdefault(url, [])
         role = "user" if len(turns) % 2 == 0 else "assistant"
         turns.append({"role": role, "text": f"round {round_no} turn {len(turns)} {uuid.uuid4().hex}"})
-        return Write("capture", "/api/captures", {"url": url, "title": "Crash chat", "site": "chatgpt",
-                                                  "turns": [dict(t) for t in turns]},
-                     str(uuid.uuid4()), round_no)
+        return Write(
+            "capture",
+            "/api/captures",
+            {"url": url, "title": "Crash chat", "site": "chatgpt", "turns": [dict(t) for t in turns]},
+            str(uuid.uuid4()),
+            round_no,
+        )
+
     return make
 
 
 def document_writes(round_no: int) -> Callable[[int], Write]:
     def make(i: int) -> Write:
         tag = f"crashdoc{round_no}x{i}z{uuid.uuid4().hex[:8]}"
-        paras = "".join(f"<p>{tag} paragraph {p} of a saved page, with enough words to be kept by the "
-                        f"extractor as readable text of the article body.</p>" for p in range(30))
-        html = (f"<html><head><title>Doc {tag}</title></head><body><nav>menu</nav><article><h1>Doc {tag}</h1>"
-                f"{paras}</article></body></html>")
-        return Write("document", "/api/library/add_text", {
-            "url": f"https://docs.crash.example/{round_no}/{i}", "title": f"Doc {tag}", "html": html,
-        }, str(uuid.uuid4()), round_no)
+        paras = "".join(
+            f"<p>{tag} paragraph {p} of a saved page, with enough words to be kept by the "
+            f"extractor as readable text of the article body.</p>"
+            for p in range(30)
+        )
+        html = (
+            f"<html><head><title>Doc {tag}</title></head><body><nav>menu</nav><article><h1>Doc {tag}</h1>"
+            f"{paras}</article></body></html>"
+        )
+        return Write(
+            "document",
+            "/api/library/add_text",
+            {
+                "url": f"https://docs.crash.example/{round_no}/{i}",
+                "title": f"Doc {tag}",
+                "html": html,
+            },
+            str(uuid.uuid4()),
+            round_no,
+        )
+
     return make
 
 
@@ -196,7 +223,9 @@ def test_kill9_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
                 t.start()
             target = rng.randint(15, 90)
             deadline = time.monotonic() + 15
-            while ledger.count(round_no) < target and time.monotonic() < deadline and any(t.is_alive() for t in threads):
+            while (
+                ledger.count(round_no) < target and time.monotonic() < deadline and any(t.is_alive() for t in threads)
+            ):
                 time.sleep(0.002)
             assert ledger.count(round_no) >= target, "the writers stalled or failed before the kill"
             server.kill9()  # writers are mid-request: some writes are in flight
@@ -217,8 +246,9 @@ def test_kill9_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
         finally:
             server.stop()
         check_integrity(data_dir / "wherefrom.db")
-    print("crash rounds (round, kill after, acknowledged, in flight):", report,
-          f"in {time.monotonic() - started:.1f} s")
+    print(
+        "crash rounds (round, kill after, acknowledged, in flight):", report, f"in {time.monotonic() - started:.1f} s"
+    )
     assert sum(r[2] for r in report) >= ROUNDS * 15
     # Every acknowledged write survived (checked above). A write in flight at the kill, sent
     # again with the same Idempotency-Key, must not be stored twice: if it is, the write was

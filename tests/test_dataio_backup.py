@@ -103,7 +103,7 @@ async def test_restore_refuses_a_damaged_foreign_or_newer_file(settings: Setting
     data = bytearray(backup.read_bytes())
     page = 4096
     for p in range(2, len(data) // page):  # scribble over every page but the first
-        data[p * page + 8: p * page + 64] = b"\xff" * 56
+        data[p * page + 8 : p * page + 64] = b"\xff" * 56
     damaged.write_bytes(bytes(data))
     foreign = tmp_path / "foreign.db"
     con = sqlite3.connect(foreign)
@@ -113,8 +113,12 @@ async def test_restore_refuses_a_damaged_foreign_or_newer_file(settings: Setting
     text = tmp_path / "notes.txt"
     text.write_text("not a database")
     before = (settings.data_dir / "wherefrom.db").read_bytes()
-    for path, reason in [(newer, "newer schema"), (damaged, "integrity_check"), (foreign, "not a Wherefrom database"),
-                         (text, "not an SQLite database")]:
+    for path, reason in [
+        (newer, "newer schema"),
+        (damaged, "integrity_check"),
+        (foreign, "not a Wherefrom database"),
+        (text, "not an SQLite database"),
+    ]:
         code, out, err = await wherefrom(settings, "restore", str(path))
         assert code == 1 and reason in err, (path.name, err)
     assert (settings.data_dir / "wherefrom.db").read_bytes() == before

@@ -18,30 +18,79 @@ ARTICLE = "A long article about quince orchards and the jelly made from them. " 
 
 async def seed(api: Api, tmp_path: Path, settings: Settings) -> None:
     """Every kind of item, with ids, without ids, day- and instant-granular, three hosts."""
-    assert (await api.post("/api/notes", {"url": "https://quince.example/orchards", "title": "Orchards",
-                                          "text": "Plant in late autumn", "valid_day": "2024-11-02"}))[0] == 201
-    assert (await api.post("/api/notes", {"url": "https://quince.example/orchards", "title": "Orchards",
-                                          "text": "Second note, same page"}))[0] == 201
-    assert (await api.post("/api/clips", {"url": "https://quince.example/jelly", "title": "Jelly",
-                                          "text": "Boil for forty minutes\nthen test on a cold plate"}))[0] == 201
-    assert (await api.post("/api/captures", {"url": "https://chatgpt.com/c/abc", "title": "Dog names", "site": "chatgpt",
-                                             "turns": [{"role": "user", "text": "Name my dog", "native_id": "t1"},
-                                                       {"role": "assistant", "text": "Biscuit", "native_id": "t2"}]}))[0] == 200
-    assert (await api.post("/api/captures", {"url": "https://gemini.google.com/app/x1", "title": "", "site": "gemini",
-                                             "turns": [{"role": "user", "text": "no ids here"},
-                                                       {"role": "assistant", "text": "none at all"}]}))[0] == 200
-    assert (await api.post("/api/library/add_text", {"url": "https://quince.example/history", "title": "History",
-                                                     "text": ARTICLE}))[0] == 201
+    assert (
+        await api.post(
+            "/api/notes",
+            {
+                "url": "https://quince.example/orchards",
+                "title": "Orchards",
+                "text": "Plant in late autumn",
+                "valid_day": "2024-11-02",
+            },
+        )
+    )[0] == 201
+    assert (
+        await api.post(
+            "/api/notes",
+            {"url": "https://quince.example/orchards", "title": "Orchards", "text": "Second note, same page"},
+        )
+    )[0] == 201
+    assert (
+        await api.post(
+            "/api/clips",
+            {
+                "url": "https://quince.example/jelly",
+                "title": "Jelly",
+                "text": "Boil for forty minutes\nthen test on a cold plate",
+            },
+        )
+    )[0] == 201
+    assert (
+        await api.post(
+            "/api/captures",
+            {
+                "url": "https://chatgpt.com/c/abc",
+                "title": "Dog names",
+                "site": "chatgpt",
+                "turns": [
+                    {"role": "user", "text": "Name my dog", "native_id": "t1"},
+                    {"role": "assistant", "text": "Biscuit", "native_id": "t2"},
+                ],
+            },
+        )
+    )[0] == 200
+    assert (
+        await api.post(
+            "/api/captures",
+            {
+                "url": "https://gemini.google.com/app/x1",
+                "title": "",
+                "site": "gemini",
+                "turns": [{"role": "user", "text": "no ids here"}, {"role": "assistant", "text": "none at all"}],
+            },
+        )
+    )[0] == 200
+    assert (
+        await api.post(
+            "/api/library/add_text", {"url": "https://quince.example/history", "title": "History", "text": ARTICLE}
+        )
+    )[0] == 201
     sample = tmp_path / "claude.json"
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, _, err = await wherefrom(settings, "import-chats", str(sample))
     assert code == 0, err
     # a site then turned off, and a site forgotten
-    assert (await api.post("/api/notes", {"url": "https://offlater.example/p", "title": "Off later",
-                                          "text": "offlater-secret-7781"}))[0] == 201
+    assert (
+        await api.post(
+            "/api/notes", {"url": "https://offlater.example/p", "title": "Off later", "text": "offlater-secret-7781"}
+        )
+    )[0] == 201
     await set_mode(api, "offlater.example", "off")
-    assert (await api.post("/api/notes", {"url": "https://forgot.example/p", "title": "Forgot",
-                                          "text": "forgotten-secret-9932"}))[0] == 201
+    assert (
+        await api.post(
+            "/api/notes", {"url": "https://forgot.example/p", "title": "Forgot", "text": "forgotten-secret-9932"}
+        )
+    )[0] == 201
     _, dry = await api.post("/api/forget", {"host": "forgot.example", "dry_run": True})
     status, _ = await api.post("/api/forget", {"host": "forgot.example", "confirm": dry["confirm"]})
     assert status == 200
@@ -61,8 +110,11 @@ async def test_json_export_round_trips_losslessly_through_import(api: Api, setti
     assert "left out (site off): 1 items from offlater.example" in out, out
     assert (len(first["conversations"]), len(first["facts"]), len(first["documents"])) == (4, 3, 1)
     # progress on stderr: each kind against the total the server announced (plain lines, not a terminal)
-    for line in ("exporting conversations: 4/4 items", "exporting notes and clips: 3/3 items",
-                 "exporting documents: 1/1 items"):
+    for line in (
+        "exporting conversations: 4/4 items",
+        "exporting notes and clips: 3/3 items",
+        "exporting documents: 1/1 items",
+    ):
         assert line in err.splitlines(), err
     # a second, empty server: import the export, export again, compare
     other = Settings(data_dir=tmp_path / "b-data", port=free_port())
@@ -87,17 +139,21 @@ async def test_include_off_is_the_only_way_off_items_leave_and_forgotten_never_d
     code, out, err = await wherefrom(settings, "export", str(tmp_path / "x"), "--format", "json", "--include-off")
     assert code == 0, err
     raw = (tmp_path / "x" / "wherefrom.json").read_text("utf-8")
-    assert "offlater-secret-7781" in raw            # asked for: it leaves
-    assert "forgotten-secret-9932" not in raw       # forgotten: never
+    assert "offlater-secret-7781" in raw  # asked for: it leaves
+    assert "forgotten-secret-9932" not in raw  # forgotten: never
     assert json.loads(raw)["filters"]["include_off"] is True
 
 
 async def test_site_and_since_filters(api: Api, settings: Settings, tmp_path: Path) -> None:
     await seed(api, tmp_path, settings)
-    code, out, err = await wherefrom(settings, "export", str(tmp_path / "s"), "--format", "json", "--site", "quince.example")
+    code, out, err = await wherefrom(
+        settings, "export", str(tmp_path / "s"), "--format", "json", "--site", "quince.example"
+    )
     doc = json.loads((tmp_path / "s" / "wherefrom.json").read_text("utf-8"))
     assert code == 0 and doc["conversations"] == [] and len(doc["facts"]) == 3 and len(doc["documents"]) == 1
-    code, out, err = await wherefrom(settings, "export", str(tmp_path / "t"), "--format", "json", "--since", "2024-01-01")
+    code, out, err = await wherefrom(
+        settings, "export", str(tmp_path / "t"), "--format", "json", "--since", "2024-01-01"
+    )
     doc = json.loads((tmp_path / "t" / "wherefrom.json").read_text("utf-8"))
     # the Claude conversation dated 2023-11-20 and nothing else is older
     assert {c["title"] for c in doc["conversations"]} == {"Dog names", "", "Quince jelly"}

@@ -26,8 +26,17 @@ needs_chatgpt = pytest.mark.skipif(not CHATGPT.exists(), reason="no ../shared/re
 
 async def wherefrom(settings: Settings, *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", *args, "--port", str(settings.port), "--data-dir", str(settings.data_dir),
-        cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "server",
+        *args,
+        "--port",
+        str(settings.port),
+        "--data-dir",
+        str(settings.data_dir),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 300)
     return proc.returncode or 0, out.decode(), err.decode()
@@ -45,22 +54,50 @@ async def counts(api: Api) -> dict[str, int]:
 def claude_sample() -> list[dict[str, Any]]:
     """The shape of Anthropic's export (conversations.json), two conversations."""
     return [
-        {"uuid": "0b6c2f0e-1111-4a6e-9d7a-2f1e0c9a0001", "name": "Quince jelly", "created_at": "2024-03-02T09:15:00Z",
-         "updated_at": "2024-03-02T09:20:00Z", "chat_messages": [
-             {"uuid": "m-1", "sender": "human", "text": "How long do quinces take to set?", "content": [
-                 {"type": "text", "text": "How long do quinces take to set?"}],
-              "created_at": "2024-03-02T09:15:00.123456Z", "attachments": [], "files": []},
-             {"uuid": "m-2", "sender": "assistant", "text": "", "content": [
-                 {"type": "thinking", "thinking": "..."},
-                 {"type": "text", "text": "About 40 minutes of a rolling boil."}],
-              "created_at": "2024-03-02T09:15:30+00:00", "attachments": [], "files": []},
-         ]},
-        {"uuid": "0b6c2f0e-2222-4a6e-9d7a-2f1e0c9a0002", "name": "Day-dated", "created_at": "2023-11-20",
-         "chat_messages": [
-             {"uuid": "d-1", "sender": "human", "text": "A message dated by day only", "created_at": "2023-11-20",
-              "attachments": [{"file_name": "notes.txt", "extracted_content": "x"}]},
-             {"uuid": "d-2", "sender": "assistant", "text": "And its reply", "created_at": "2023-11-20"},
-         ]},
+        {
+            "uuid": "0b6c2f0e-1111-4a6e-9d7a-2f1e0c9a0001",
+            "name": "Quince jelly",
+            "created_at": "2024-03-02T09:15:00Z",
+            "updated_at": "2024-03-02T09:20:00Z",
+            "chat_messages": [
+                {
+                    "uuid": "m-1",
+                    "sender": "human",
+                    "text": "How long do quinces take to set?",
+                    "content": [{"type": "text", "text": "How long do quinces take to set?"}],
+                    "created_at": "2024-03-02T09:15:00.123456Z",
+                    "attachments": [],
+                    "files": [],
+                },
+                {
+                    "uuid": "m-2",
+                    "sender": "assistant",
+                    "text": "",
+                    "content": [
+                        {"type": "thinking", "thinking": "..."},
+                        {"type": "text", "text": "About 40 minutes of a rolling boil."},
+                    ],
+                    "created_at": "2024-03-02T09:15:30+00:00",
+                    "attachments": [],
+                    "files": [],
+                },
+            ],
+        },
+        {
+            "uuid": "0b6c2f0e-2222-4a6e-9d7a-2f1e0c9a0002",
+            "name": "Day-dated",
+            "created_at": "2023-11-20",
+            "chat_messages": [
+                {
+                    "uuid": "d-1",
+                    "sender": "human",
+                    "text": "A message dated by day only",
+                    "created_at": "2023-11-20",
+                    "attachments": [{"file_name": "notes.txt", "extracted_content": "x"}],
+                },
+                {"uuid": "d-2", "sender": "assistant", "text": "And its reply", "created_at": "2023-11-20"},
+            ],
+        },
     ]
 
 
@@ -77,7 +114,9 @@ def test_the_real_chatgpt_export_reads_as_its_readme_counts() -> None:
     # code is kept as a fenced block; system and tool messages are counted by type
     by_id = {t["native_id"]: t for t in turns}
     code = by_id["443ee693-8ed4-4da4-b40c-393c16caba16"]["text"]
-    assert code.startswith("```\n# This page contains information on how orders are processed") and code.endswith("\n```")
+    assert code.startswith("```\n# This page contains information on how orders are processed") and code.endswith(
+        "\n```"
+    )
     assert "\r" not in code
     assert parsed.skipped["system message (text)"] == 192
     assert parsed.skipped["tool message (tether_browsing_display)"] == 19
@@ -90,7 +129,9 @@ async def test_import_the_real_export_with_its_own_dates_then_again_adds_nothing
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
     assert "192 new" in out and "1326 added" in out, out
-    rows = await api.store.fetchall("SELECT valid_at, granularity, created_at, native_id FROM facts WHERE kind = 'turn'")
+    rows = await api.store.fetchall(
+        "SELECT valid_at, granularity, created_at, native_id FROM facts WHERE kind = 'turn'"
+    )
     assert len(rows) == 1326
     newest = max(r["valid_at"] for r in rows)
     assert newest < dt.datetime(2023, 6, 10, tzinfo=dt.UTC).timestamp()  # never the import time
@@ -121,11 +162,11 @@ async def test_claude_export_and_its_zip_keep_their_dates_and_granularity(
     assert "2 new" in out and "4 added" in out and "1 attachment" in out and "1 thinking block" in out, out
     rows = await api.store.fetchall(
         "SELECT f.text, f.valid_at, f.granularity, f.native_id, c.source_url FROM facts f "
-        "JOIN conversations c ON c.id = f.conversation_id ORDER BY f.id")
+        "JOIN conversations c ON c.id = f.conversation_id ORDER BY f.id"
+    )
     got = {r["native_id"]: r for r in rows}
     assert got["m-2"]["text"] == "About 40 minutes of a rolling boil."
-    assert got["m-1"]["valid_at"] == pytest.approx(dt.datetime(2024, 3, 2, 9, 15, 0, 123456,
-                                                               tzinfo=dt.UTC).timestamp())
+    assert got["m-1"]["valid_at"] == pytest.approx(dt.datetime(2024, 3, 2, 9, 15, 0, 123456, tzinfo=dt.UTC).timestamp())
     assert got["m-1"]["granularity"] == "instant" and got["d-1"]["granularity"] == "day"
     assert dt.datetime.fromtimestamp(got["d-1"]["valid_at"]).date() == dt.date(2023, 11, 20)
     assert got["m-1"]["source_url"] == "https://claude.ai/chat/0b6c2f0e-1111-4a6e-9d7a-2f1e0c9a0001"
@@ -133,8 +174,9 @@ async def test_claude_export_and_its_zip_keep_their_dates_and_granularity(
     assert {f["age"]["granularity"] for f in match["tiers"]["exact"]} == {"day"}
     # a newer export as the service's .zip, with one more message: only that one is added
     newer = claude_sample()
-    newer[0]["chat_messages"].append({"uuid": "m-3", "sender": "human", "text": "And for medlars?",
-                                      "created_at": "2024-03-03T10:00:00Z"})
+    newer[0]["chat_messages"].append(
+        {"uuid": "m-3", "sender": "human", "text": "And for medlars?", "created_at": "2024-03-03T10:00:00Z"}
+    )
     archive = tmp_path / "data-2024-03-04.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("conversations.json", json.dumps(newer))
@@ -169,15 +211,23 @@ async def test_conversations_of_a_site_not_collecting_are_not_imported_and_count
     "content,needle",
     [
         ('[{"uuid": "x", "name": "t", "chat_messages": [\n  {"uuid": 1}\n]}]', "[0].chat_messages[0].uuid"),
-        ('[{"uuid": "x", "chat_messages": [{"uuid": "a", "sender": "human", "text": "hi", "created_at": "yesterday"}]}]',
-         "[0].chat_messages[0].created_at"),
-        ('[{"id": "g", "current_node": "r", "mapping": {"r": {"id": "r", "parent": null, "message": {"id": "m", '
-         '"author": {"role": "user"}, "create_time": 1, "content": {"content_type": "text", "parts": ["hi"]}}}}}, '
-         '{"id": "c", "mapping": {"n1": {"id": "n1", "parent": "n0", "message": null}}, "current_node": "n1"}]',
-         "[1].mapping['n0']"),
+        (
+            '[{"uuid": "x", "chat_messages": '
+            '[{"uuid": "a", "sender": "human", "text": "hi", "created_at": "yesterday"}]}]',
+            "[0].chat_messages[0].created_at",
+        ),
+        (
+            '[{"id": "g", "current_node": "r", "mapping": {"r": {"id": "r", "parent": null, "message": {"id": "m", '
+            '"author": {"role": "user"}, "create_time": 1, "content": {"content_type": "text", "parts": ["hi"]}}}}}, '
+            '{"id": "c", "mapping": {"n1": {"id": "n1", "parent": "n0", "message": null}}, "current_node": "n1"}]',
+            "[1].mapping['n0']",
+        ),
         ('[\n{"uuid": "x",\n "chat_messages": [}\n]', "line 3"),
-        ('{"format": "wherefrom-export", "version": 1, "conversations": [], "facts": [{"kind": "note"}], '
-         '"documents": []}', "$.facts[0].url"),
+        (
+            '{"format": "wherefrom-export", "version": 1, "conversations": [], "facts": [{"kind": "note"}], '
+            '"documents": []}',
+            "$.facts[0].url",
+        ),
     ],
 )
 async def test_a_malformed_file_exits_1_naming_the_place_and_writes_nothing(
@@ -208,7 +258,11 @@ async def test_the_import_route_refuses_bad_batches_and_writes_nothing(api: Api)
     before = await snapshot(api)
     for body, code, field in [
         ({**base, "conversations": [_conv(text=" \n ")]}, "bad_value", "body.conversations[0].turns[0].text"),
-        ({**base, "conversations": [_conv(granularity="week")]}, "bad_value", "body.conversations[0].turns[0].granularity"),
+        (
+            {**base, "conversations": [_conv(granularity="week")]},
+            "bad_value",
+            "body.conversations[0].turns[0].granularity",
+        ),
         ({**base, "conversations": [_conv(extra=1)]}, "unknown_field", "body.conversations[0].turns[0].extra"),
         ({**base, "conversations": [{**_conv(), "url": "javascript:alert(1)"}]}, "bad_url", None),
         ({**base, "source": "bard"}, "bad_value", "body.source"),
@@ -235,10 +289,23 @@ async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conv
     from server.dataio import cli_import
     from server.dataio.client import Client, Progress
 
-    convs = [{"uuid": f"c-{n}", "name": f"Chat {n}", "created_at": "2024-01-01T00:00:00Z", "chat_messages": [
-        {"uuid": f"c-{n}-m-{k}", "sender": "human" if k % 2 == 0 else "assistant",
-         "text": f"message {k} of chat {n} " + "x" * 200, "created_at": f"2024-01-01T00:{k // 60:02d}:{k % 60:02d}Z"}
-        for k in range(3 if n else 120)]} for n in range(30)]
+    convs = [
+        {
+            "uuid": f"c-{n}",
+            "name": f"Chat {n}",
+            "created_at": "2024-01-01T00:00:00Z",
+            "chat_messages": [
+                {
+                    "uuid": f"c-{n}-m-{k}",
+                    "sender": "human" if k % 2 == 0 else "assistant",
+                    "text": f"message {k} of chat {n} " + "x" * 200,
+                    "created_at": f"2024-01-01T00:{k // 60:02d}:{k % 60:02d}Z",
+                }
+                for k in range(3 if n else 120)
+            ],
+        }
+        for n in range(30)
+    ]
     parsed = chats.parse(convs)
     monkeypatch.setattr(cli_import, "BATCH_CONVERSATIONS", 7)
     monkeypatch.setattr(cli_import, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
@@ -259,6 +326,7 @@ async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conv
 def _progress_into(init: Any, stream: Any) -> Any:
     def patched(self: Any, label: str, total: int | None, unit: str, stream_arg: Any = None) -> None:
         init(self, label, total, unit, stream)
+
     return patched
 
 

@@ -28,6 +28,6 @@ def test_export_schema_doc_is_current() -> None:
     from server.dataio import schema
 
     assert (REPO / "docs" / "export.schema.json").read_text("utf-8") == schema.document(), (
-        "docs/export.schema.json is stale: run `.venv/bin/python -c \"from server.dataio import schema; "
+        'docs/export.schema.json is stale: run `.venv/bin/python -c "from server.dataio import schema; '
         "print(schema.document(), end='')\" > docs/export.schema.json`"
     )

@@ -141,7 +141,11 @@ def test_the_checked_in_plan_is_valid_and_names_the_ci_matrix() -> None:
     assert len(plan.names) >= 2
     out = subprocess.run(
         [sys.executable, "-m", "e2e.harness.shards", "names"],
-        cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert json.loads(out.stdout) == plan.names
 
@@ -155,60 +159,125 @@ def single_run_rows() -> list[dict[str, Any]]:
     for i, site in enumerate(SITES):
         for v in ("memory_off", "site_off", "sensitive"):
             bad = site == "grok" and v == "site_off"
-            rows.append({
-                "site": site, "phase": "phase_a", "variant": v, "scenario_used": "chat",
-                "worker": f"gw{i % 2}", "time_s": 5.1, "requests": 3 if bad else 0,
-                "violations": 1 if bad else 0, "injected": False,
-                "outcome": "failed" if bad else "passed",
-                **({"error": "AssertionError: grok.com is off, yet: carries 'grok.com'"} if bad else {}),
-                "steps": {"controls": 0.6, "tabs": 0.4, "type_select": 0.5, "idle": 2.0},
-            })
-        rows.append({
-            "test": f"e2e/test_farm_phase_a.py::test_phase_a[{site}]", "site": site,
-            "phase": "phase_a", "variant": "run", "ledger": 14, "time_s": 19.2,
-            "variants": {v: "failed" if site == "grok" and v == "site_off" else "passed"
-                         for v in ("memory_off", "site_off", "sensitive")},
-            "outcome": "failed" if site == "grok" else "passed", "chromium": "131.0.6778.85",
-        })
+            rows.append(
+                {
+                    "site": site,
+                    "phase": "phase_a",
+                    "variant": v,
+                    "scenario_used": "chat",
+                    "worker": f"gw{i % 2}",
+                    "time_s": 5.1,
+                    "requests": 3 if bad else 0,
+                    "violations": 1 if bad else 0,
+                    "injected": False,
+                    "outcome": "failed" if bad else "passed",
+                    **({"error": "AssertionError: grok.com is off, yet: carries 'grok.com'"} if bad else {}),
+                    "steps": {"controls": 0.6, "tabs": 0.4, "type_select": 0.5, "idle": 2.0},
+                }
+            )
+        rows.append(
+            {
+                "test": f"e2e/test_farm_phase_a.py::test_phase_a[{site}]",
+                "site": site,
+                "phase": "phase_a",
+                "variant": "run",
+                "ledger": 14,
+                "time_s": 19.2,
+                "variants": {
+                    v: "failed" if site == "grok" and v == "site_off" else "passed"
+                    for v in ("memory_off", "site_off", "sensitive")
+                },
+                "outcome": "failed" if site == "grok" else "passed",
+                "chromium": "131.0.6778.85",
+            }
+        )
         for fx in catalog(site):
             if fx.id == "claude/virtualised":
                 continue  # never ran: the matrix must say so
             n = len(fx.expected.get("turns", []))
             short = fx.id == "chatgpt/streaming"
-            rows.append({
-                "test": f"e2e/test_farm_phase_b.py::test_capture_insert_and_note[{fx.id}]",
-                "site": site, "phase": "phase_b", "scenario": fx.scenario,
-                "turns_expected": n, "turns_captured": n - 1 if short else n, "match": not short,
-                "injected": True, "probe_requests": 2, "capture_requests": 3,
-                "selector_misses": 0, "composer_insert": True, "note_green": True,
-                "time_s": 8.4, "outcome": "failed" if short else "passed",
-            })
+            rows.append(
+                {
+                    "test": f"e2e/test_farm_phase_b.py::test_capture_insert_and_note[{fx.id}]",
+                    "site": site,
+                    "phase": "phase_b",
+                    "scenario": fx.scenario,
+                    "turns_expected": n,
+                    "turns_captured": n - 1 if short else n,
+                    "match": not short,
+                    "injected": True,
+                    "probe_requests": 2,
+                    "capture_requests": 3,
+                    "selector_misses": 0,
+                    "composer_insert": True,
+                    "note_green": True,
+                    "time_s": 8.4,
+                    "outcome": "failed" if short else "passed",
+                }
+            )
     real = [
         ("chatgpt", "chatgpt-chat", dict(expected=11, captured=11, matched=11, misses=[])),
-        ("chatgpt", "oae-chatgpt-share", dict(expected=4, captured=0, matched=0,
-                                              misses=["no_turns"], silent_partial=False)),
-        ("gemini", "gemini-chat", dict(expected=6, captured=3, matched=3, misses=[],
-                                       silent_partial=True)),
-        ("claude", "claude-chat", dict(turns_expected=14, turns_captured=14, matched_turns=14,
-                                       match=True, blocks={"code": "2/2", "table": "1/1"})),
-        ("perplexity", "oae-perplexity-deep-research", dict(expected=2, captured=1, matched=1,
-                                                            misses=["missing_role"])),
+        (
+            "chatgpt",
+            "oae-chatgpt-share",
+            dict(expected=4, captured=0, matched=0, misses=["no_turns"], silent_partial=False),
+        ),
+        ("gemini", "gemini-chat", dict(expected=6, captured=3, matched=3, misses=[], silent_partial=True)),
+        (
+            "claude",
+            "claude-chat",
+            dict(
+                turns_expected=14,
+                turns_captured=14,
+                matched_turns=14,
+                match=True,
+                blocks={"code": "2/2", "table": "1/1"},
+            ),
+        ),
+        (
+            "perplexity",
+            "oae-perplexity-deep-research",
+            dict(expected=2, captured=1, matched=1, misses=["missing_role"]),
+        ),
     ]
     for site, name, fields in real:
-        outcome = "xfailed" if name == "oae-perplexity-deep-research" else (
-            "failed" if name == "oae-chatgpt-share" else "passed")
-        rows.append({"test": f"e2e/test_farm_real_pages.py::test_real_page_capture[{name}]",
-                     "site": site, "phase": "real_pages", "variant": name, "supported": True,
-                     "time_s": 7.0, "outcome": outcome, **fields})
-    for name, outcome in (("skeleton", "passed"), ("positive-controls", "passed"),
-                          ("ledger-can-fail", "passed"), ("stranger-port", "passed")):
-        rows.append({"site": "_farm", "phase": "other", "variant": name, "outcome": outcome,
-                     "time_s": 3.0})
+        outcome = (
+            "xfailed"
+            if name == "oae-perplexity-deep-research"
+            else ("failed" if name == "oae-chatgpt-share" else "passed")
+        )
+        rows.append(
+            {
+                "test": f"e2e/test_farm_real_pages.py::test_real_page_capture[{name}]",
+                "site": site,
+                "phase": "real_pages",
+                "variant": name,
+                "supported": True,
+                "time_s": 7.0,
+                "outcome": outcome,
+                **fields,
+            }
+        )
+    for name, outcome in (
+        ("skeleton", "passed"),
+        ("positive-controls", "passed"),
+        ("ledger-can-fail", "passed"),
+        ("stranger-port", "passed"),
+    ):
+        rows.append({"site": "_farm", "phase": "other", "variant": name, "outcome": outcome, "time_s": 3.0})
     for leak in ("content-script", "worker-activation"):
-        rows.append({"site": "_leaky", "phase": "other", "variant": leak, "violations": 4,
-                     "outcome": "passed", "time_s": 9.0})
-    rows.append({"site": "_sidepanel", "phase": "other", "variant": "test_outbox[chromium]",
-                 "outcome": "skipped", "time_s": 0.1})
+        rows.append(
+            {"site": "_leaky", "phase": "other", "variant": leak, "violations": 4, "outcome": "passed", "time_s": 9.0}
+        )
+    rows.append(
+        {
+            "site": "_sidepanel",
+            "phase": "other",
+            "variant": "test_outbox[chromium]",
+            "outcome": "skipped",
+            "time_s": 0.1,
+        }
+    )
     return rows
 
 
@@ -255,8 +324,7 @@ def test_the_comparison_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WF_SHARD_PLAN", raising=False)
     rows = single_run_rows()
     single = report.build_matrix(rows, report.expected_cells())
-    parts = shard_matrices([r for r in rows if not (r["site"] == "qwen" and r["phase"] == "phase_b")],
-                           shards.load())
+    parts = shard_matrices([r for r in rows if not (r["site"] == "qwen" and r["phase"] == "phase_b")], shards.load())
     merged = merge(parts)
     assert merged["sites"] != single["sites"]
     assert merged["sites"]["qwen"]["phase_b"]["chat"]["outcome"] == "not_run"

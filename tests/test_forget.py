@@ -152,8 +152,10 @@ async def test_unknown_batch_is_404(api: Api) -> None:
 async def test_every_reader_honours_invalid_at(api: Api) -> None:
     url = "https://chatgpt.com/c/1"
     await note(api, url, "walnut note")
-    await api.post("/api/captures", {"url": url, "title": "t", "site": "chatgpt",
-                                     "turns": [{"role": "user", "text": "walnut turn"}]})
+    await api.post(
+        "/api/captures",
+        {"url": url, "title": "t", "site": "chatgpt", "turns": [{"role": "user", "text": "walnut turn"}]},
+    )
     await note(api, "https://chatgpt.com/c/2", "walnut sibling")
     token = (await dry(api, "chatgpt.com"))["confirm"]
     await api.post("/api/forget", {"host": "chatgpt.com", "confirm": token})

@@ -20,25 +20,68 @@ from tests.conftest import free_port
 from tests.live_server import LiveServer
 
 OPS = [(path, method, op) for path, item in document(route_apis())["paths"].items() for method, op in item.items()]
-ITEM_TABLES_SQL = "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%'"
+ITEM_TABLES_SQL = (
+    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%'"
+)
 
 junk = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-urlish = st.sampled_from([
-    "https://example.com/a", "https://chatgpt.com/c/1", "http://127.0.0.1/", "javascript:alert(1)", "file:///etc/passwd",
-    "data:text/html,x", "https://accounts.google.com/", "", "not a url", "https://ex.com/" + "é" * 10, "https://[::1]/",
-    # issue 15: hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
-    "http://127。0。0。1:9/secret", "http://１２７.0.0.1/", "https://chase%2Ecom/", "http://2130706433/",
-    "http://0177.0.0.1/", "http://0x7f000001/", "http://127.1/", "http://[::ffff:127.0.0.1]/", "http://[::127.0.0.1]/",
-    "http://intranet/wiki", "http://xn--a/", "http://exa%00mple.com/", "http://a.0/", "https:///path", "http://ex.com\\a",
-])
-hostish = st.sampled_from([
-    "intranet", "2130706433", "0x7f000001", "127。0。0。1", "chase%2Ecom", "[::ffff:127.0.0.1]", "::1", "com", "co.uk",
-    "xn--a", "a..b", "a b", "exa%00mple", "%zz", "127.0.0.1:80", "[::1", "." * 10, "é" * 70,
-])
+urlish = st.sampled_from(
+    [
+        "https://example.com/a",
+        "https://chatgpt.com/c/1",
+        "http://127.0.0.1/",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,x",
+        "https://accounts.google.com/",
+        "",
+        "not a url",
+        "https://ex.com/" + "é" * 10,
+        "https://[::1]/",
+        # issue 15: hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
+        "http://127。0。0。1:9/secret",
+        "http://１２７.0.0.1/",
+        "https://chase%2Ecom/",
+        "http://2130706433/",
+        "http://0177.0.0.1/",
+        "http://0x7f000001/",
+        "http://127.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[::127.0.0.1]/",
+        "http://intranet/wiki",
+        "http://xn--a/",
+        "http://exa%00mple.com/",
+        "http://a.0/",
+        "https:///path",
+        "http://ex.com\\a",
+    ]
+)
+hostish = st.sampled_from(
+    [
+        "intranet",
+        "2130706433",
+        "0x7f000001",
+        "127。0。0。1",
+        "chase%2Ecom",
+        "[::ffff:127.0.0.1]",
+        "::1",
+        "com",
+        "co.uk",
+        "xn--a",
+        "a..b",
+        "a b",
+        "exa%00mple",
+        "%zz",
+        "127.0.0.1:80",
+        "[::1",
+        "." * 10,
+        "é" * 70,
+    ]
+)
 
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -87,10 +130,13 @@ def fill_path(path: str, value: str) -> str:
 @pytest.mark.parametrize(("path", "method", "op"), OPS, ids=[f"{m.upper()} {p}" for p, m, _ in OPS])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_route_never_5xx_and_refusals_write_nothing(live: LiveServer, path: str, method: str, op: dict, data: st.DataObject) -> None:
+def test_route_never_5xx_and_refusals_write_nothing(
+    live: LiveServer, path: str, method: str, op: dict, data: st.DataObject
+) -> None:
     params = {
         p["name"]: data.draw(from_schema(p["schema"]) if data.draw(st.booleans()) else st.text(max_size=20))
-        for p in op.get("parameters", []) if p["required"] or data.draw(st.booleans())
+        for p in op.get("parameters", [])
+        if p["required"] or data.draw(st.booleans())
     }
     query = urlencode({k: v if isinstance(v, str) else json.dumps(v) for k, v in params.items()})
     target = fill_path(path, data.draw(st.sampled_from(["1", "0", "-1", "abc", "99999999999999999999", "é"])))
@@ -112,7 +158,6 @@ def test_route_never_5xx_and_refusals_write_nothing(live: LiveServer, path: str,
 
 
 def test_openapi_lists_every_route(live: LiveServer) -> None:
-
 
     declared = {(s.path, s.method.lower()) for a in route_apis() for s in a.specs}
     status, doc = live.request("GET", "/api/openapi.json")

@@ -16,8 +16,16 @@ from e2e.harness.matrix_html import render_html
 
 
 def window(site: str, variant: str, **kw: Any) -> dict[str, Any]:
-    return {"site": site, "phase": "phase_a", "variant": variant, "outcome": "passed",
-            "requests": 0, "violations": 0, "injected": False, **kw}
+    return {
+        "site": site,
+        "phase": "phase_a",
+        "variant": variant,
+        "outcome": "passed",
+        "requests": 0,
+        "violations": 0,
+        "injected": False,
+        **kw,
+    }
 
 
 def page(site: str, name: str, **kw: Any) -> dict[str, Any]:
@@ -27,13 +35,11 @@ def page(site: str, name: str, **kw: Any) -> dict[str, Any]:
 def test_a_real_page_cell_reads_the_new_fields_and_the_old() -> None:
     old = page("claude", "c", turns_expected=14, turns_captured=14, matched_turns=14, match=True)
     assert (status(old), headline(old)) == ("pass", "14/14")
-    new = page("chatgpt", "s", expected=4, captured=0, matched=0, misses=["no_turns"],
-               outcome="failed")
+    new = page("chatgpt", "s", expected=4, captured=0, matched=0, misses=["no_turns"], outcome="failed")
     assert (status(new), headline(new)) == ("fail", "0/4 · no_turns")
     silent = page("gemini", "g", expected=6, captured=3, matched=3, misses=[], silent_partial=True)
     assert status(silent) == "gap" and headline(silent) == "3/6 · silent partial"
-    kinds = page("p", "x", expected=2, captured=2, matched=1,
-                 misses=[{"kind": "missing_role"}, {"kind": "empty_turn"}])
+    kinds = page("p", "x", expected=2, captured=2, matched=1, misses=[{"kind": "missing_role"}, {"kind": "empty_turn"}])
     assert status(kinds) == "gap" and headline(kinds) == "2/2 · 1 exact · missing_role +1"
     blocks = page("c", "b", expected=2, captured=2, matched=2, blocks={"code": "1/1", "table": "0/1"})
     assert status(blocks) == "gap" and headline(blocks) == "2/2 · blocks 1/2"
@@ -49,8 +55,14 @@ def test_a_phase_a_cell_shows_requests_or_violations() -> None:
     assert (status(bad), headline(bad)) == ("fail", "2 viol")
     assert headline(window("grok", "sensitive", injected=True, outcome="failed")) == "injected"
     # the run's own cell is its ledger check: red only when the ledger (or the run) is at fault
-    run: dict[str, Any] = {"site": "grok", "phase": "phase_a", "variant": "run", "outcome": "failed", "ledger": 14,
-           "variants": {"memory_off": "passed", "site_off": "failed", "sensitive": "passed"}}
+    run: dict[str, Any] = {
+        "site": "grok",
+        "phase": "phase_a",
+        "variant": "run",
+        "outcome": "failed",
+        "ledger": 14,
+        "variants": {"memory_off": "passed", "site_off": "failed", "sensitive": "passed"},
+    }
     assert (status(run), headline(run)) == ("pass", "14 req")
     assert status({**run, "ledger": "mismatch"}) == "fail"
     all_passed = dict.fromkeys(("memory_off", "site_off", "sensitive"), "passed")
@@ -62,15 +74,51 @@ def matrix() -> dict[str, Any]:
     rows = []
     for site in ("chatgpt", "claude", "grok", "zai"):
         rows += [window(site, v) for v in ("memory_off", "site_off", "sensitive")]
-        rows.append({"site": site, "phase": "phase_a", "variant": "run", "outcome": "passed",
-                     "ledger": 12, "time_s": 20.0,
-                     "variants": dict.fromkeys(("memory_off", "site_off", "sensitive"), "passed")})
-        rows.append({"site": site, "phase": "phase_b", "scenario": "chat", "outcome": "passed",
-                     "turns_expected": 4, "turns_captured": 4, "match": True, "time_s": 8.0})
-    rows.append(window("zai", "site_off", outcome="failed", violations=1, requests=2,
-                       error="AssertionError: chat.z.ai is off, yet: <script>alert(1)</script>"))
-    rows.append(page("chatgpt", "share", expected=4, captured=0, matched=0, misses=["no_turns"],
-                     outcome="failed", artifacts=["/x/report/failures/share-page0.png"]))
+        rows.append(
+            {
+                "site": site,
+                "phase": "phase_a",
+                "variant": "run",
+                "outcome": "passed",
+                "ledger": 12,
+                "time_s": 20.0,
+                "variants": dict.fromkeys(("memory_off", "site_off", "sensitive"), "passed"),
+            }
+        )
+        rows.append(
+            {
+                "site": site,
+                "phase": "phase_b",
+                "scenario": "chat",
+                "outcome": "passed",
+                "turns_expected": 4,
+                "turns_captured": 4,
+                "match": True,
+                "time_s": 8.0,
+            }
+        )
+    rows.append(
+        window(
+            "zai",
+            "site_off",
+            outcome="failed",
+            violations=1,
+            requests=2,
+            error="AssertionError: chat.z.ai is off, yet: <script>alert(1)</script>",
+        )
+    )
+    rows.append(
+        page(
+            "chatgpt",
+            "share",
+            expected=4,
+            captured=0,
+            matched=0,
+            misses=["no_turns"],
+            outcome="failed",
+            artifacts=["/x/report/failures/share-page0.png"],
+        )
+    )
     rows.append(page("claude", "artifacts", expected=14, captured=14, matched=13, misses=[]))
     rows.append({"site": "_farm", "phase": "other", "variant": "skeleton", "outcome": "passed"})
     expected = [(s, "phase_b", "virtualised") for s in ("grok",)]
@@ -85,8 +133,11 @@ def test_the_summary_line_names_what_is_not_green() -> None:
     assert line.startswith("Wherefrom farm @abc1234 · Chromium 150.0.7871.100: sites 0/4 green")
     assert "A 11/12" in line and "B 4/5" in line and "real pages 0/2 exact, 0 silent partial" in line
     # failures first, then never-run, then gaps; each with its number
-    assert re.search(r"✗ chatgpt/real/share \(0/4 · no_turns\); ✗ zai/A/site_off \(1 viol\); "
-                     r"\? grok/B/virtualised; ! claude/real/artifacts \(14/14 · 13 exact\)$", line), line
+    assert re.search(
+        r"✗ chatgpt/real/share \(0/4 · no_turns\); ✗ zai/A/site_off \(1 viol\); "
+        r"\? grok/B/virtualised; ! claude/real/artifacts \(14/14 · 13 exact\)$",
+        line,
+    ), line
     assert counts(m)["self"] == (1, 1)
     assert "\n" not in line
 
@@ -147,8 +198,10 @@ def test_the_page_is_static_failures_first_and_opens_on_details() -> None:
 
 
 def test_rows_missing_fields_still_render() -> None:
-    rows = [{"site": "chatgpt", "phase": "phase_b", "scenario": "chat", "outcome": "error"},
-            {"site": "-", "phase": "other", "test": "e2e/test_x.py::test_y", "outcome": "failed"},
-            {"outcome": "passed"}]
+    rows = [
+        {"site": "chatgpt", "phase": "phase_b", "scenario": "chat", "outcome": "error"},
+        {"site": "-", "phase": "other", "test": "e2e/test_x.py::test_y", "outcome": "failed"},
+        {"outcome": "passed"},
+    ]
     text = render_html(report.build_matrix(rows))
     assert "chat" in text and "test_y" in text

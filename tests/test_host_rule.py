@@ -27,7 +27,9 @@ def test_host_or_subdomain(case: dict[str, Any]) -> None:
     assert host_or_subdomain(case["host"], case["parent"]) is case["expect"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "python_only" not in c], ids=lambda c: f"{c['host']}|{c['parent']}")
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if "python_only" not in c], ids=lambda c: f"{c['host']}|{c['parent']}"
+)
 def test_host_clause_agrees_in_sql(case: dict[str, Any]) -> None:
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE t (source_host TEXT)")

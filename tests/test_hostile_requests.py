@@ -24,16 +24,31 @@ from server.library import fetch
 from server.settings import Settings
 from tests.conftest import Api, free_port, local_site, running_api
 
-TABLES = ("facts", "conversations", "documents", "document_chunks", "activity", "idempotency", "site_rules",
-          "forget_batches")
+TABLES = (
+    "facts",
+    "conversations",
+    "documents",
+    "document_chunks",
+    "activity",
+    "idempotency",
+    "site_rules",
+    "forget_batches",
+)
 
 WRITES: dict[str, dict[str, Any]] = {
     "/api/notes": {"url": "https://example.com/a", "title": "A page", "text": "a note about the page"},
     "/api/clips": {"url": "https://example.com/a", "title": "A page", "text": "a selected sentence"},
-    "/api/captures": {"url": "https://chatgpt.com/c/hostile", "title": "Chat", "site": "chatgpt",
-                      "turns": [{"role": "user", "text": "hello"}, {"role": "assistant", "text": "hi there"}]},
-    "/api/library/add_text": {"url": "https://example.com/doc", "title": "A document",
-                              "text": "A paragraph of readable text that is long enough to keep. " * 5},
+    "/api/captures": {
+        "url": "https://chatgpt.com/c/hostile",
+        "title": "Chat",
+        "site": "chatgpt",
+        "turns": [{"role": "user", "text": "hello"}, {"role": "assistant", "text": "hi there"}],
+    },
+    "/api/library/add_text": {
+        "url": "https://example.com/doc",
+        "title": "A document",
+        "text": "A paragraph of readable text that is long enough to keep. " * 5,
+    },
 }
 ROUTES = list(WRITES)
 
@@ -55,7 +70,12 @@ async def assert_nothing_stored(api: Api, before: dict[str, int] | None = None) 
 
 
 async def raw(
-    api: Api, method: str, path: str, *, data: Any = None, headers: dict[str, str] | None = None,
+    api: Api,
+    method: str,
+    path: str,
+    *,
+    data: Any = None,
+    headers: dict[str, str] | None = None,
     params: dict[str, str] | None = None,
 ) -> tuple[int, Any]:
     """A request with exactly these headers (no Authorization unless given)."""
@@ -92,8 +112,13 @@ async def test_control_the_same_write_with_the_right_headers_is_stored(api: Api,
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize(
     ("case", "auth"),
-    [("no token", None), ("wrong token", "Bearer " + "A" * 43), ("not bearer", "Basic {token}"),
-     ("token without scheme", "{token}"), ("lower-case scheme", "bearer {token}")],
+    [
+        ("no token", None),
+        ("wrong token", "Bearer " + "A" * 43),
+        ("not bearer", "Basic {token}"),
+        ("token without scheme", "{token}"),
+        ("lower-case scheme", "bearer {token}"),
+    ],
 )
 async def test_write_without_a_valid_bearer_is_401(api: Api, route: str, case: str, auth: str | None) -> None:
     headers = {"Content-Type": "application/json"}
@@ -108,32 +133,50 @@ async def test_write_without_a_valid_bearer_is_401(api: Api, route: str, case: s
 @pytest.mark.parametrize("param", ["token", "access_token", "Authorization", "auth"])
 async def test_write_with_token_in_the_query_string_is_401(api: Api, route: str, param: str) -> None:
     value = api.token if param != "Authorization" else f"Bearer {api.token}"
-    status, body = await raw(api, "POST", route, data=as_json(route), params={param: value},
-                             headers={"Content-Type": "application/json"})
+    status, body = await raw(
+        api, "POST", route, data=as_json(route), params={param: value}, headers={"Content-Type": "application/json"}
+    )
     assert status == 401 and body["error"]["code"] == "unauthorized"
     await assert_nothing_stored(api)
 
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize(
-    "origin", ["https://evil.example", "null", "http://127.0.0.1", "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-               "moz-extension://gidncpejkfcnakpojbbbhocinihfkjmj"],
+    "origin",
+    [
+        "https://evil.example",
+        "null",
+        "http://127.0.0.1",
+        "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "moz-extension://gidncpejkfcnakpojbbbhocinihfkjmj",
+    ],
 )
 async def test_write_from_a_web_origin_with_a_valid_token_is_403(api: Api, route: str, origin: str) -> None:
-    status, body = await raw(api, "POST", route, data=as_json(route),
-                             headers={**bearer(api), "Content-Type": "application/json", "Origin": origin})
+    status, body = await raw(
+        api,
+        "POST",
+        route,
+        data=as_json(route),
+        headers={**bearer(api), "Content-Type": "application/json", "Origin": origin},
+    )
     assert status == 403 and body["error"]["code"] == "bad_origin"
     await assert_nothing_stored(api)
 
 
 @pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize("host", ["evil.example:{port}", "attacker.test", "127.0.0.1", "localhost:1",
-                                  "127.0.0.1.nip.io:{port}", "[::1]:{port}0"])
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example:{port}", "attacker.test", "127.0.0.1", "localhost:1", "127.0.0.1.nip.io:{port}", "[::1]:{port}0"],
+)
 async def test_write_with_a_rebinding_host_is_403(api: Api, route: str, host: str) -> None:
     port = api.base.rsplit(":", 1)[1]
-    status, body = await raw(api, "POST", route, data=as_json(route),
-                             headers={**bearer(api), "Content-Type": "application/json",
-                                      "Host": host.format(port=port)})
+    status, body = await raw(
+        api,
+        "POST",
+        route,
+        data=as_json(route),
+        headers={**bearer(api), "Content-Type": "application/json", "Host": host.format(port=port)},
+    )
     assert status == 403 and body["error"]["code"] == "bad_host"
     await assert_nothing_stored(api)
 
@@ -148,8 +191,9 @@ SIMPLE_TYPES = ["text/plain", "application/x-www-form-urlencoded", "multipart/fo
 async def test_cross_site_simple_post_is_refused(api: Api, route: str, ctype: str) -> None:
     data = as_json(route)  # a form can smuggle a JSON-looking text/plain body
     # as a browser sends it: web Origin, no Authorization
-    status, body = await raw(api, "POST", route, data=data,
-                             headers={"Content-Type": ctype, "Origin": "https://evil.example"})
+    status, body = await raw(
+        api, "POST", route, data=data, headers={"Content-Type": ctype, "Origin": "https://evil.example"}
+    )
     assert status == 403 and body["error"]["code"] == "bad_origin"
     # no Origin (a privacy mode or an old browser), no token
     status, body = await raw(api, "POST", route, data=data, headers={"Content-Type": ctype})
@@ -158,18 +202,23 @@ async def test_cross_site_simple_post_is_refused(api: Api, route: str, ctype: st
     status, body = await raw(api, "POST", route, data=data, headers={**bearer(api), "Content-Type": ctype})
     assert status == 415 and body["error"]["code"] == "unsupported_media_type"
     # and with the token and the web Origin
-    status, body = await raw(api, "POST", route, data=data,
-                             headers={**bearer(api), "Content-Type": ctype, "Origin": "https://evil.example"})
+    status, body = await raw(
+        api, "POST", route, data=data, headers={**bearer(api), "Content-Type": ctype, "Origin": "https://evil.example"}
+    )
     assert status == 403
     await assert_nothing_stored(api)
 
 
 @pytest.mark.parametrize("route", ROUTES)
 async def test_preflight_gets_no_cors(api: Api, route: str) -> None:
-    async with api.session.options(api.base + route, headers={
-        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "authorization,content-type",
-    }) as r:
+    async with api.session.options(
+        api.base + route,
+        headers={
+            "Origin": "https://evil.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type",
+        },
+    ) as r:
         assert r.status in (401, 403)
         assert not any(h.lower().startswith("access-control-") for h in r.headers)
     await assert_nothing_stored(api)
@@ -182,16 +231,25 @@ async def test_preflight_gets_no_cors(api: Api, route: str) -> None:
 async def test_oversized_body_is_413(api: Api, route: str) -> None:
     from server.memory.routes import FACT_MAX_BODY
 
-    limits = {"/api/notes": FACT_MAX_BODY, "/api/clips": FACT_MAX_BODY, "/api/captures": 8 * 1024 * 1024,
-              "/api/library/add_text": 24 * 1024 * 1024}
+    limits = {
+        "/api/notes": FACT_MAX_BODY,
+        "/api/clips": FACT_MAX_BODY,
+        "/api/captures": 8 * 1024 * 1024,
+        "/api/library/add_text": 24 * 1024 * 1024,
+    }
     body = dict(WRITES[route])
     filler = "x" * (limits[route] + 1024)
     if route == "/api/captures":
         body["turns"] = [{"role": "user", "text": filler}]
     else:
         body["text"] = filler
-    status, answer = await raw(api, "POST", route, data=io.BytesIO(json.dumps(body).encode()),
-                               headers={**bearer(api), "Content-Type": "application/json"})
+    status, answer = await raw(
+        api,
+        "POST",
+        route,
+        data=io.BytesIO(json.dumps(body).encode()),
+        headers={**bearer(api), "Content-Type": "application/json"},
+    )
     assert status == 413 and answer["error"]["code"] == "payload_too_large"
     await assert_nothing_stored(api)
 
@@ -206,8 +264,9 @@ async def test_oversized_chunked_body_without_length_is_413(api: Api, route: str
             yield b"y" * 1024
         yield b'"}'
 
-    status, answer = await raw(api, "POST", route, data=body(),
-                               headers={**bearer(api), "Content-Type": "application/json"})
+    status, answer = await raw(
+        api, "POST", route, data=body(), headers={**bearer(api), "Content-Type": "application/json"}
+    )
     assert status == 413
     await assert_nothing_stored(api)
 
@@ -221,10 +280,20 @@ async def test_control_a_large_valid_body_under_the_limit_is_read_whole(api: Api
         body["text"] = "word " * (size // 5 - 1)
     else:  # the html field's is 5,000,000
         # a page made large by an inline script (as many are): a big body, a quick extraction
-        body["html"] = ("<html><head><script>var data = '" + "x" * size + "';</script></head><body><article>"
-                        + "<p>Words of a long page, one paragraph of readable text.</p>" * 20 + "</article></body></html>")
-    status, answer = await raw(api, "POST", "/api/library/add_text", data=io.BytesIO(json.dumps(body).encode()),
-                               headers={**bearer(api), "Content-Type": "application/json"})
+        body["html"] = (
+            "<html><head><script>var data = '"
+            + "x" * size
+            + "';</script></head><body><article>"
+            + "<p>Words of a long page, one paragraph of readable text.</p>" * 20
+            + "</article></body></html>"
+        )
+    status, answer = await raw(
+        api,
+        "POST",
+        "/api/library/add_text",
+        data=io.BytesIO(json.dumps(body).encode()),
+        headers={**bearer(api), "Content-Type": "application/json"},
+    )
     assert status == 201, answer
 
 
@@ -274,8 +343,9 @@ async def test_nul_in_a_string_is_400(api: Api, route: str, field: str) -> None:
     assert status == 400 and body["error"]["code"] in ("bad_value", "bad_url"), body
     # a raw NUL byte inside a JSON string is not JSON at all
     data = json.dumps(_with(route, field, "PLACEHOLDER")).replace("PLACEHOLDER", "a\x00b")
-    status, body = await raw(api, "POST", route, data=data.encode(),
-                             headers={**bearer(api), "Content-Type": "application/json"})
+    status, body = await raw(
+        api, "POST", route, data=data.encode(), headers={**bearer(api), "Content-Type": "application/json"}
+    )
     assert status == 400
     await assert_nothing_stored(api)
 
@@ -336,10 +406,21 @@ async def test_ten_thousand_term_query_through_the_search_function_is_fast(api: 
 # ---------------------------------------------------------------- add_url to places it must never fetch
 
 PRIVATE_TARGETS = [
-    "http://127.0.0.1/", "http://127.0.0.1:8080/admin", "http://localhost/", "http://LOCALHOST:37711/api/health",
-    "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://192.168.1.1/", "http://172.16.0.1/",
-    "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:169.254.169.254]/", "http://0.0.0.0/",
-    "http://[fe80::1]/", "http://[fd00::1]/", "http://100.64.0.1/",
+    "http://127.0.0.1/",
+    "http://127.0.0.1:8080/admin",
+    "http://localhost/",
+    "http://LOCALHOST:37711/api/health",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://10.0.0.1/",
+    "http://192.168.1.1/",
+    "http://172.16.0.1/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://0.0.0.0/",
+    "http://[fe80::1]/",
+    "http://[fd00::1]/",
+    "http://100.64.0.1/",
 ]
 
 
@@ -376,8 +457,17 @@ async def test_add_url_to_a_private_address_is_refused_even_when_the_person_set_
     assert await counts(api) == before
 
 
-@pytest.mark.parametrize("target", ["file:///etc/passwd", "ftp://example.com/x", "gopher://127.0.0.1:25/",
-                                    "http://user:pass@example.com/", "javascript:alert(1)", "http://[::1"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "file:///etc/passwd",
+        "ftp://example.com/x",
+        "gopher://127.0.0.1:25/",
+        "http://user:pass@example.com/",
+        "javascript:alert(1)",
+        "http://[::1",
+    ],
+)
 async def test_add_url_other_schemes_and_user_info_are_400(api: Api, target: str) -> None:
     status, body = await api.post("/api/library/add_url", {"url": target})
     assert status == 400, body
@@ -406,9 +496,12 @@ async def redirector() -> AsyncIterator[str]:
     }
 
     async def page(request: web.Request) -> web.Response:
-        return web.Response(text="<html><head><title>Local page</title></head><body><article><p>"
-                            + "Readable words of a local test page. " * 20 + "</p></article></body></html>",
-                            content_type="text/html")
+        return web.Response(
+            text="<html><head><title>Local page</title></head><body><article><p>"
+            + "Readable words of a local test page. " * 20
+            + "</p></article></body></html>",
+            content_type="text/html",
+        )
 
     async def to(request: web.Request) -> web.Response:
         raise web.HTTPFound(hops[request.match_info["name"]])
@@ -462,8 +555,16 @@ async def test_with_private_fetch_off_a_local_site_is_never_reached(api: Api, re
     await assert_nothing_stored(api, await counts(api))
 
 
-@pytest.mark.parametrize("target", [*PRIVATE_TARGETS, "http://[::ffff:7f00:1]/", "http://[64:ff9b::a9fe:a9fe]/",
-                                    "http://[2002:a9fe:a9fe::]/", "http://[::127.0.0.1]/"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        *PRIVATE_TARGETS,
+        "http://[::ffff:7f00:1]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[::127.0.0.1]/",
+    ],
+)
 def test_each_redirect_hop_is_checked_like_the_first(target: str) -> None:
     """fetch.check_url is what vets every hop (fetch_page calls it on each Location)."""
     if target.startswith(("http://localhost", "http://LOCALHOST")):
@@ -487,12 +588,19 @@ async def test_names_that_resolve_to_loopback_are_refused_by_the_resolver(name: 
 # ---------------------------------------------------------------- issue 15: the host as the connection reads it
 
 LOOPBACK_SPELLINGS = [
-    "127。0。0。1",              # ideographic full stops
-    "127．0．0．1",              # fullwidth full stops
-    "１２７.0.0.1",              # fullwidth digits
+    "127。0。0。1",  # ideographic full stops
+    "127．0．0．1",  # fullwidth full stops
+    "１２７.0.0.1",  # fullwidth digits
     "127%E3%80%820%E3%80%820%E3%80%821",  # percent-encoded ideographic full stops
-    "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "0x7f.1", "127.0.0.1.",
-    "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[0:0:0:0:0:ffff:127.0.0.1]",
+    "2130706433",
+    "0x7f000001",
+    "0177.0.0.1",
+    "127.1",
+    "0x7f.1",
+    "127.0.0.1.",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "[0:0:0:0:0:ffff:127.0.0.1]",
 ]
 
 
@@ -503,9 +611,12 @@ async def listener() -> AsyncIterator[tuple[int, list[str]]]:
 
     async def page(request: web.Request) -> web.Response:
         seen.append(request.path_qs)
-        return web.Response(text="<html><head><title>Secret</title></head><body><article><p>"
-                            + "The secret admin page of a local service. " * 20 + "</p></article></body></html>",
-                            content_type="text/html")
+        return web.Response(
+            text="<html><head><title>Secret</title></head><body><article><p>"
+            + "The secret admin page of a local service. " * 20
+            + "</p></article></body></html>",
+            content_type="text/html",
+        )
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
@@ -523,7 +634,9 @@ async def test_control_the_listener_sees_a_direct_request(api: Api, listener: tu
 
 @pytest.mark.parametrize("spelling", LOOPBACK_SPELLINGS)
 async def test_loopback_spelled_otherwise_is_refused_and_never_requested(
-    api: Api, listener: tuple[int, list[str]], spelling: str,
+    api: Api,
+    listener: tuple[int, list[str]],
+    spelling: str,
 ) -> None:
     """A rule opens 127.0.0.1 (so the site mode does not refuse): the fetcher must still refuse
     every spelling of it, and the listener must see no request at all."""
@@ -540,7 +653,9 @@ async def test_loopback_spelled_otherwise_is_refused_and_never_requested(
 
 @pytest.mark.parametrize("spelling", ["127。0。0。1", "１２７.0.0.1", "0x7f000001"])
 async def test_control_with_the_test_flag_the_same_spelling_reaches_the_listener(
-    api_private: Api, listener: tuple[int, list[str]], spelling: str,
+    api_private: Api,
+    listener: tuple[int, list[str]],
+    spelling: str,
 ) -> None:
     """Positive control: the listener WOULD see these requests if the fetcher let them through."""
     port, seen = listener
@@ -577,7 +692,9 @@ async def raw_redirector(location: bytes) -> AsyncIterator[tuple[str, list[bytes
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         seen.append(head.split(b"\r\n", 1)[0])
-        writer.write(b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
         await writer.drain()
         writer.close()
 
@@ -591,11 +708,16 @@ async def raw_redirector(location: bytes) -> AsyncIterator[tuple[str, list[bytes
 
 
 @pytest.mark.usefixtures("public_stand_ins")
-@pytest.mark.parametrize("spelling", ["127。0。0。1", "１２７.0.0.1", "127%E3%80%820%E3%80%820%E3%80%821", "2130706433",
-                                      "[::ffff:127.0.0.1]"])
+@pytest.mark.parametrize(
+    "spelling",
+    ["127。0。0。1", "１２７.0.0.1", "127%E3%80%820%E3%80%820%E3%80%821", "2130706433", "[::ffff:127.0.0.1]"],
+)
 @pytest.mark.parametrize("rule", ["none", "collect"])
 async def test_a_public_page_redirecting_to_loopback_spelled_otherwise_is_refused(
-    api: Api, listener: tuple[int, list[str]], spelling: str, rule: str,
+    api: Api,
+    listener: tuple[int, list[str]],
+    spelling: str,
+    rule: str,
 ) -> None:
     """With or without a rule opening 127.0.0.1, the fetcher refuses the hop (400) as soon as it
     reads the Location; the loopback listener sees no request at all."""
@@ -619,8 +741,10 @@ async def test_control_a_public_page_redirecting_to_a_public_page_is_followed(ap
 
     async def page(request: web.Request) -> web.Response:
         seen.append(request.path)
-        return web.Response(text="<html><body><article><p>" + "Words of the target page. " * 20
-                            + "</p></article></body></html>", content_type="text/html")
+        return web.Response(
+            text="<html><body><article><p>" + "Words of the target page. " * 20 + "</p></article></body></html>",
+            content_type="text/html",
+        )
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
@@ -642,8 +766,10 @@ async def test_a_redirect_to_a_host_that_is_not_collect_is_refused_before_it_is_
 
     async def page(request: web.Request) -> web.Response:
         seen.append(request.path)
-        return web.Response(text="<html><body><article><p>" + "Words of the off site. " * 20
-                            + "</p></article></body></html>", content_type="text/html")
+        return web.Response(
+            text="<html><body><article><p>" + "Words of the off site. " * 20 + "</p></article></body></html>",
+            content_type="text/html",
+        )
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)
@@ -666,7 +792,9 @@ async def test_a_redirect_to_a_host_that_is_not_collect_is_refused_before_it_is_
 
 @pytest.mark.parametrize("allow", [False, True])
 async def test_an_ip_literal_is_vetted_at_connect_time_too(
-    monkeypatch: pytest.MonkeyPatch, listener: tuple[int, list[str]], allow: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    listener: tuple[int, list[str]],
+    allow: bool,
 ) -> None:
     """Even if the URL check were bypassed, the socket factory refuses a loopback IP literal
     (aiohttp never hands an IP literal to the resolver). allow=True is the control."""
@@ -707,8 +835,14 @@ async def wire(api: Api, request: bytes) -> tuple[int, str, bytes]:
         body += more
     writer.close()
     status = int(lines[0].split(b" ")[1])
-    ctype = next((ln.split(b":", 1)[1].split(b";")[0].strip().decode() for ln in lines[1:]
-                  if ln.lower().startswith(b"content-type:")), "")
+    ctype = next(
+        (
+            ln.split(b":", 1)[1].split(b";")[0].strip().decode()
+            for ln in lines[1:]
+            if ln.lower().startswith(b"content-type:")
+        ),
+        "",
+    )
     return status, ctype, body
 
 
@@ -719,17 +853,33 @@ def _host(api: Api) -> bytes:
 async def test_a_non_utf8_byte_in_authorization_is_401(api: Api) -> None:
     note = json.dumps(WRITES["/api/notes"]).encode()
     for value in (b"Bearer \xff\xfe" + api.token.encode(), b"Bearer " + api.token.encode() + b"\x80", b"\xffBearer x"):
-        status, ctype, body = await wire(api, b"POST /api/notes HTTP/1.1\r\nHost: " + _host(api)
-                                         + b"\r\nAuthorization: " + value + b"\r\nContent-Type: application/json"
-                                         + b"\r\nContent-Length: " + str(len(note)).encode()
-                                         + b"\r\nConnection: close\r\n\r\n" + note)
+        status, ctype, body = await wire(
+            api,
+            b"POST /api/notes HTTP/1.1\r\nHost: "
+            + _host(api)
+            + b"\r\nAuthorization: "
+            + value
+            + b"\r\nContent-Type: application/json"
+            + b"\r\nContent-Length: "
+            + str(len(note)).encode()
+            + b"\r\nConnection: close\r\n\r\n"
+            + note,
+        )
         assert (status, ctype) == (401, "application/json"), (value, body)
         assert json.loads(body)["error"]["code"] == "unauthorized"
     await assert_nothing_stored(api)
     # control: the same bytes with the right token are stored
-    status, _, body = await wire(api, b"POST /api/notes HTTP/1.1\r\nHost: " + _host(api) + b"\r\nAuthorization: Bearer "
-                                 + api.token.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: "
-                                 + str(len(note)).encode() + b"\r\nConnection: close\r\n\r\n" + note)
+    status, _, body = await wire(
+        api,
+        b"POST /api/notes HTTP/1.1\r\nHost: "
+        + _host(api)
+        + b"\r\nAuthorization: Bearer "
+        + api.token.encode()
+        + b"\r\nContent-Type: application/json\r\nContent-Length: "
+        + str(len(note)).encode()
+        + b"\r\nConnection: close\r\n\r\n"
+        + note,
+    )
     assert status == 201, body
 
 
@@ -743,7 +893,8 @@ MALFORMED = {
     "request line too long": b"GET /ECHOME" + b"a" * 140000 + b" HTTP/1.1\r\nHost: {host}\r\n\r\n",
     "bad chunk size": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nECHOME\r\n",
     "bad content length": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nContent-Length: ECHOME\r\n\r\n",
-    "two content lengths": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+    "two content lengths": b"POST /api/notes HTTP/1.1\r\nHost: {host}\r\n"
+    b"Content-Length: 1\r\nContent-Length: 2\r\n\r\nab",
 }
 
 
@@ -759,6 +910,7 @@ async def test_aiohttps_own_400_answers_are_our_json_shape_and_echo_nothing(api:
 
 
 async def test_control_a_well_formed_raw_request_is_answered(api: Api) -> None:
-    status, ctype, body = await wire(api, b"GET /api/health HTTP/1.1\r\nHost: " + _host(api)
-                                     + b"\r\nConnection: close\r\n\r\n")
+    status, ctype, body = await wire(
+        api, b"GET /api/health HTTP/1.1\r\nHost: " + _host(api) + b"\r\nConnection: close\r\n\r\n"
+    )
     assert (status, ctype) == (200, "application/json"), body

@@ -28,18 +28,21 @@ async def test_same_key_same_body_replays_the_first_answer(api: Api) -> None:
 
 
 async def test_a_key_reused_with_another_body_is_refused_and_writes_nothing(api: Api) -> None:
-    s1, _ = await api.put("/api/site-mode", {"host": "example.org", "mode": "collect"},
-                          headers={"Idempotency-Key": "k-mode"})
+    s1, _ = await api.put(
+        "/api/site-mode", {"host": "example.org", "mode": "collect"}, headers={"Idempotency-Key": "k-mode"}
+    )
     assert s1 == 200
-    status, body = await api.put("/api/site-mode", {"host": "example.org", "mode": "off"},
-                                 headers={"Idempotency-Key": "k-mode"})
+    status, body = await api.put(
+        "/api/site-mode", {"host": "example.org", "mode": "off"}, headers={"Idempotency-Key": "k-mode"}
+    )
     assert status == 422, body
     assert body["error"]["code"] == "idempotency_key_reused"
     _, mode = await api.get("/api/site-mode", params={"host": "example.org"})
-    assert mode["mode"] == "collect"                     # nothing written...
-    status, _ = await api.put("/api/site-mode", {"host": "example.org", "mode": "off"},
-                              headers={"Idempotency-Key": "k-mode-2"})
-    assert status == 200                                 # ...and a new key does the new write
+    assert mode["mode"] == "collect"  # nothing written...
+    status, _ = await api.put(
+        "/api/site-mode", {"host": "example.org", "mode": "off"}, headers={"Idempotency-Key": "k-mode-2"}
+    )
+    assert status == 200  # ...and a new key does the new write
     _, mode = await api.get("/api/site-mode", params={"host": "example.org"})
     assert mode["mode"] == "off"
 
@@ -71,15 +74,15 @@ async def test_a_waiter_keeps_the_lock_after_the_first_request_fails(api: Api) -
     good = json.dumps({"url": "https://example.com/k", "title": "t", "text": text}).encode()
     gate_a, gate_b = asyncio.Event(), asyncio.Event()
     a = asyncio.create_task(_post_slowly(api, "k-race", [b'{"url": ', b"not json"], gate_a))
-    await asyncio.sleep(0.3)                             # A holds the key's lock, reading its body
+    await asyncio.sleep(0.3)  # A holds the key's lock, reading its body
     b = asyncio.create_task(_post_slowly(api, "k-race", [good[:10], good[10:]], gate_b))
-    await asyncio.sleep(0.3)                             # B waits on the lock
+    await asyncio.sleep(0.3)  # B waits on the lock
     gate_a.set()
-    assert (await a)[0] == 400                           # A fails: B takes the lock, reads slowly
+    assert (await a)[0] == 400  # A fails: B takes the lock, reads slowly
     await asyncio.sleep(0.3)
     c = asyncio.create_task(api.post("/api/notes", json.loads(good), headers={"Idempotency-Key": "k-race"}))
     await asyncio.sleep(0.3)
-    assert not c.done()                                  # C waits for B (before the fix it wrote)
+    assert not c.done()  # C waits for B (before the fix it wrote)
     gate_b.set()
     b_status, b_body = await b
     c_status, c_body = await c

@@ -99,8 +99,8 @@ def server_sources() -> dict[str, str]:
 
 def test_server_has_no_import_cycle() -> None:
     graph = import_graph(server_sources())
-    assert "server.appkeys" in graph["server.app"]            # the walk sees imports at all
-    assert "server.app" not in graph["server.openapi"]        # app <-> openapi, once a cycle
+    assert "server.appkeys" in graph["server.app"]  # the walk sees imports at all
+    assert "server.app" not in graph["server.openapi"]  # app <-> openapi, once a cycle
     assert "server.idempotency" not in graph["server.store.db"]  # the storage layer stays below HTTP
     assert cycles(graph) == []
 

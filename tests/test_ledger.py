@@ -23,8 +23,9 @@ async def test_ledger_lines(api: Api, settings: Settings) -> None:
     await api.get("/api/policy", auth=False)
     lines = [json.loads(x) for x in settings.ledger.read_text().splitlines()]
     assert [(x["method"], x["path"], x["status"]) for x in lines] == [
-        ("GET", "/api/health", 200), ("PUT", "/api/site-mode", 200), ("GET", "/api/policy", 401)]
+        ("GET", "/api/health", 200),
+        ("PUT", "/api/site-mode", 200),
+        ("GET", "/api/policy", 401),
+    ]
     assert lines[1]["content_length"] > 0 and lines[1]["body_sha256"] and "Authorization" in lines[1]["headers"]
     assert api.token not in settings.ledger.read_text()
-
-

@@ -19,8 +19,20 @@ from server.library.chunking import MAX_CHARS, MIN_CHARS, chunk_text, count_chun
 SERVER = Path(__file__).resolve().parent.parent / "server"
 
 GRAPHEMES = [
-    "é", "e\u0301", "漢", "字", "👍", "👍🏽", "👩‍👩‍👧‍👦", "🇫🇷", "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
-    "❤️", "a", "ك", "\u1100\u1161\u11a8", "z",
+    "é",
+    "e\u0301",
+    "漢",
+    "字",
+    "👍",
+    "👍🏽",
+    "👩‍👩‍👧‍👦",
+    "🇫🇷",
+    "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+    "❤️",
+    "a",
+    "ك",
+    "\u1100\u1161\u11a8",
+    "z",
 ]
 
 
@@ -75,7 +87,7 @@ def test_a_long_sentence_is_split_at_words() -> None:
 
 
 def test_a_short_chunk_is_filled_with_the_next_paragraphs_sentences() -> None:
-    first = "Intro. " * 30   # ~210 chars
+    first = "Intro. " * 30  # ~210 chars
     second = "A sentence in the long second paragraph. " * 45  # ~1,845 chars: fits alone, not with the intro
     chunks = chunk_text(first.strip() + "\n" + second.strip())
     assert len(chunks[0]) >= MIN_CHARS

@@ -16,10 +16,14 @@ from server.settings import Settings
 from tests.conftest import Api, free_port, local_site
 
 REPO = Path(__file__).resolve().parent.parent
-PAGE = "<html><head><title>Quinces</title></head><body><article>" + "".join(
-    f"<p>Quince paragraph {i}: orchards, jelly and the long history of the fruit in Persian gardens.</p>"
-    for i in range(30)
-) + "</article></body></html>"
+PAGE = (
+    "<html><head><title>Quinces</title></head><body><article>"
+    + "".join(
+        f"<p>Quince paragraph {i}: orchards, jelly and the long history of the fruit in Persian gardens.</p>"
+        for i in range(30)
+    )
+    + "</article></body></html>"
+)
 
 
 @pytest.fixture
@@ -46,16 +50,27 @@ async def site(api: Api) -> AsyncIterator[str]:
 
 async def wherefrom(settings: Settings, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", *args, "--port", str(settings.port), "--data-dir", str(settings.data_dir),
-        cwd=REPO, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "server",
+        *args,
+        "--port",
+        str(settings.port),
+        "--data-dir",
+        str(settings.data_dir),
+        cwd=REPO,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(stdin), 120)
     return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def test_add_reports_saved_already_saved_and_failed(api: Api, settings: Settings, site: str) -> None:
-    code, out, err = await wherefrom(settings, "add", f"{site}/ok", f"{site}/ok#again", f"{site}/gone", f"{site}/pdf",
-                                     "ftp://example.com/x")
+    code, out, err = await wherefrom(
+        settings, "add", f"{site}/ok", f"{site}/ok#again", f"{site}/gone", f"{site}/pdf", "ftp://example.com/x"
+    )
     assert code == 1
     assert "saved 1, already saved 1, failed 3" in out
     assert f"failed {site}/gone: HTTP 502 upstream" in out and "404" in out
@@ -87,4 +102,7 @@ async def test_a_server_that_is_not_running_fails_clearly(tmp_path: Path) -> Non
 
 
 def test_read_url_list() -> None:
-    assert read_url_list(["# c", "", "  https://a/  ", "https://b", "   # indented comment"]) == ["https://a/", "https://b"]
+    assert read_url_list(["# c", "", "  https://a/  ", "https://b", "   # indented comment"]) == [
+        "https://a/",
+        "https://b",
+    ]

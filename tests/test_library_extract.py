@@ -48,13 +48,17 @@ def test_no_canonical_means_none_not_the_given_url() -> None:
 
 
 def test_og_url_is_a_canonical_too() -> None:
-    page = PAGE.replace('<link rel="canonical" href="/quitten">', '<meta property="og:url" content="https://obst.example/og">')
+    page = PAGE.replace(
+        '<link rel="canonical" href="/quitten">', '<meta property="og:url" content="https://obst.example/og">'
+    )
     assert extract_html(page, "https://obst.example/q").canonical_url == "https://obst.example/og"
 
 
 def test_fallback_strips_navigation_and_prefers_main() -> None:
-    html = ("<html><head><title>F</title><style>p{}</style></head><body><header>Logo</header><nav>Menu</nav>"
-            "<aside>Ads</aside><main><p>One</p><script>var x</script><p>Two</p></main><footer>Foot</footer></body></html>")
+    html = (
+        "<html><head><title>F</title><style>p{}</style></head><body><header>Logo</header><nav>Menu</nav>"
+        "<aside>Ads</aside><main><p>One</p><script>var x</script><p>Two</p></main><footer>Foot</footer></body></html>"
+    )
     title, text = fallback_text(html)
     assert (title, text) == ("F", "One\nTwo")
     title, text = fallback_text("<html><body><nav>Menu</nav><article><p>Only the article</p></article></body></html>")

@@ -41,19 +41,32 @@ async def local_site() -> AsyncIterator[tuple[str, dict[str, int]]]:
 @pytest.fixture
 async def open_local(api: Api) -> None:
     # 127.0.0.1 is 'off' by the sensitive defaults: open it, so that only the fetcher can refuse
-    for host in ("127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]", "10.0.0.1", "192.168.1.1",
-                 "169.254.169.254", "[fe80::1]", "0.0.0.0", "224.0.0.1", "100.64.0.1"):  # noqa: S104
+    for host in (
+        "127.0.0.1",
+        "localhost",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "10.0.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "[fe80::1]",
+        "0.0.0.0",
+        "224.0.0.1",
+        "100.64.0.1",
+    ):  # noqa: S104
         status, answer = await api.put("/api/site-mode", {"host": host, "mode": "collect"})
         assert status == 200, (host, answer)
 
 
 @pytest.mark.usefixtures("open_local")
-async def test_private_destinations_are_refused_without_the_flag(api: Api, local_site: tuple[str, dict[str, int]]) -> None:
+async def test_private_destinations_are_refused_without_the_flag(
+    api: Api, local_site: tuple[str, dict[str, int]]
+) -> None:
     hostport, hits = local_site
     port = hostport.split(":")[1]
     for url in (
         f"http://{hostport}/admin",
-        f"http://localhost:{port}/admin",          # a name that resolves to loopback
+        f"http://localhost:{port}/admin",  # a name that resolves to loopback
         f"http://[::1]:{port}/admin",
         f"http://[::ffff:127.0.0.1]:{port}/admin",  # IPv4-mapped IPv6
         "http://10.0.0.1/",
@@ -81,17 +94,31 @@ async def test_legacy_numeric_hosts_are_refused(api: Api, local_site: tuple[str,
     assert await library_rows(api) == (0, 0)
 
 
-@pytest.mark.parametrize("addr,reason", [
-    ("127.0.0.1", "loopback"), ("127.255.0.9", "loopback"), ("::1", "loopback"),
-    ("10.1.2.3", "private"), ("172.16.0.1", "private"), ("192.168.0.10", "private"), ("fd00::1", "private"),
-    ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
-    ("224.0.0.251", "multicast"), ("ff02::1", "multicast"),
-    ("0.0.0.0", "unspecified"), ("::", "unspecified"),  # noqa: S104
-    ("240.0.0.1", "reserved"), ("100.64.0.1", "not globally routable"),
-    ("::ffff:127.0.0.1", "loopback, embedded in IPv6"), ("::ffff:169.254.169.254", "link-local, embedded in IPv6"),
-    ("64:ff9b::a9fe:a9fe", "link-local, embedded in IPv6"), ("2002:7f00:1::", "loopback, embedded in IPv6"),
-    ("::127.0.0.1", "loopback, embedded in IPv6"),
-])
+@pytest.mark.parametrize(
+    "addr,reason",
+    [
+        ("127.0.0.1", "loopback"),
+        ("127.255.0.9", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.0.10", "private"),
+        ("fd00::1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("224.0.0.251", "multicast"),
+        ("ff02::1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),  # noqa: S104
+        ("240.0.0.1", "reserved"),
+        ("100.64.0.1", "not globally routable"),
+        ("::ffff:127.0.0.1", "loopback, embedded in IPv6"),
+        ("::ffff:169.254.169.254", "link-local, embedded in IPv6"),
+        ("64:ff9b::a9fe:a9fe", "link-local, embedded in IPv6"),
+        ("2002:7f00:1::", "loopback, embedded in IPv6"),
+        ("::127.0.0.1", "loopback, embedded in IPv6"),
+    ],
+)
 def test_address_refusal(addr: str, reason: str) -> None:
     assert address_refusal(ipaddress.ip_address(addr)) == reason
 
@@ -101,8 +128,18 @@ def test_public_addresses_pass(addr: str) -> None:
     assert address_refusal(ipaddress.ip_address(addr)) is None
 
 
-@pytest.mark.parametrize("addr", ["169.254.169.254", "fe80::1", "224.0.0.1", "0.0.0.0", "::", "240.0.0.1",  # noqa: S104
-                                  "::ffff:169.254.169.254"])
+@pytest.mark.parametrize(
+    "addr",
+    [
+        "169.254.169.254",
+        "fe80::1",
+        "224.0.0.1",
+        "0.0.0.0",
+        "::",
+        "240.0.0.1",  # noqa: S104
+        "::ffff:169.254.169.254",
+    ],
+)
 def test_the_test_flag_never_opens_metadata_or_special_addresses(addr: str) -> None:
     assert address_refusal(ipaddress.ip_address(addr), allow_private=True) is not None
 
@@ -112,10 +149,20 @@ def test_the_test_flag_opens_loopback_and_private_only() -> None:
         assert address_refusal(ipaddress.ip_address(addr), allow_private=True) is None
 
 
-@pytest.mark.parametrize("url", [
-    "ftp://example.com/", "file:///etc/passwd", "javascript:alert(1)", "http://", "https://user:pw@example.com/",
-    "http://127.0.0.1/", "http://[::1]/", "http://169.254.169.254/", "http://example.com:99999/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "http://",
+        "https://user:pw@example.com/",
+        "http://127.0.0.1/",
+        "http://[::1]/",
+        "http://169.254.169.254/",
+        "http://example.com:99999/",
+    ],
+)
 def test_check_url_refuses(url: str) -> None:
     with pytest.raises(DestinationRefused):
         check_url(url)
@@ -130,8 +177,11 @@ async def test_resolver_checks_every_address_and_returns_only_checked_ones(monke
     the addresses handed to aiohttp are exactly the ones checked."""
     import asyncio
 
-    answers: dict[str, list[str]] = {"mixed.test": ["93.184.215.14", "127.0.0.1"], "public.test": ["93.184.215.14"],
-                                     "meta.test": ["169.254.169.254"]}
+    answers: dict[str, list[str]] = {
+        "mixed.test": ["93.184.215.14", "127.0.0.1"],
+        "public.test": ["93.184.215.14"],
+        "meta.test": ["169.254.169.254"],
+    }
 
     async def fake_getaddrinfo(self: Any, host: str, port: int, **kw: Any) -> list[Any]:
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in answers[host]]

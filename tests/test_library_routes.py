@@ -34,8 +34,8 @@ def article(title: str = "Walnut lantern", canonical: str | None = None, paras: 
         f'<!doctype html><html lang="en"><head><title>{title}</title>{link}'
         '<meta name="author" content="Ada Lovelace"></head><body>'
         '<nav><a href="/">Home</a> <a href="/about">About us</a></nav>'
-        f'<main><article><h1>{title}</h1>{body}</article></main>'
-        '<footer>Copyright footer text that is not content</footer></body></html>'
+        f"<main><article><h1>{title}</h1>{body}</article></main>"
+        "<footer>Copyright footer text that is not content</footer></body></html>"
     )
 
 
@@ -61,8 +61,15 @@ class Site:
         self.base = ""
         self.hits: dict[str, int] = {}
 
-    def page(self, path: str, body: str | bytes, *, status: int = 200, ctype: str = "text/html; charset=utf-8",
-             headers: dict[str, str] | None = None) -> str:
+    def page(
+        self,
+        path: str,
+        body: str | bytes,
+        *,
+        status: int = 200,
+        ctype: str = "text/html; charset=utf-8",
+        headers: dict[str, str] | None = None,
+    ) -> str:
         raw = body.encode("utf-8") if isinstance(body, str) else body
         self.pages[path] = (status, ctype, raw, headers or {})
         return self.base + path
@@ -95,8 +102,9 @@ async def table_counts(api: Api) -> dict[str, int]:
     out = {}
     for table in ("documents", "document_chunks", "document_chunks_fts"):
         out[table] = (await api.store.fetchall(f"SELECT COUNT(*) FROM {table}"))[0][0]  # noqa: S608
-    out["activity"] = (await api.store.fetchall(
-        "SELECT COUNT(*) FROM activity WHERE kind IN ('document', 'document_removed')"))[0][0]
+    out["activity"] = (
+        await api.store.fetchall("SELECT COUNT(*) FROM activity WHERE kind IN ('document', 'document_removed')")
+    )[0][0]
     return out
 
 
@@ -114,8 +122,9 @@ async def test_both_lanes_store_the_same_shape(api: Api, site: Site) -> None:
     url = site.page("/walnut", article())
     s1, a1 = await api.post("/api/library/add_url", {"url": url})
     assert s1 == 201, a1
-    s2, a2 = await api.post("/api/library/add_text",
-                            {"url": site.base + "/walnut-tab", "title": "Walnut lantern", "html": article()})
+    s2, a2 = await api.post(
+        "/api/library/add_text", {"url": site.base + "/walnut-tab", "title": "Walnut lantern", "html": article()}
+    )
     assert s2 == 201, a2
     d1, d2 = a1["document"], a2["document"]
     assert set(d1) == set(d2)
@@ -134,8 +143,9 @@ async def test_both_lanes_store_the_same_shape(api: Api, site: Site) -> None:
 
 
 async def test_add_text_with_plain_text_skips_extraction(api: Api) -> None:
-    status, answer = await api.post("/api/library/add_text",
-                                    {"url": "https://example.org/notes", "title": "Plain", "text": ARTICLE_TEXT})
+    status, answer = await api.post(
+        "/api/library/add_text", {"url": "https://example.org/notes", "title": "Plain", "text": ARTICLE_TEXT}
+    )
     assert status == 201, answer
     doc = answer["document"]
     assert doc["extractor"] == "text" and doc["chunks"] == len(chunk_text(ARTICLE_TEXT))
@@ -145,7 +155,9 @@ async def test_add_text_with_plain_text_skips_extraction(api: Api) -> None:
 
 async def test_every_chunk_carries_the_documents_stamp(api: Api) -> None:
     messy = "HTTPS://Example.ORG:443/guide/?utm_source=news&b=2&a=1#part"
-    status, answer = await api.post("/api/library/add_text", {"url": messy, "title": "  The guide ", "text": ARTICLE_TEXT})
+    status, answer = await api.post(
+        "/api/library/add_text", {"url": messy, "title": "  The guide ", "text": ARTICLE_TEXT}
+    )
     assert status == 201
     doc = answer["document"]
     assert doc["source_url"] == "https://example.org/guide?a=1&b=2"
@@ -172,8 +184,9 @@ async def test_fallback_when_trafilatura_finds_nothing(api: Api) -> None:
     import trafilatura
 
     assert not trafilatura.extract(FALLBACK_PAGE)  # the premise of this test
-    status, answer = await api.post("/api/library/add_text",
-                                    {"url": "https://example.net/quince", "title": "Quinces", "html": FALLBACK_PAGE})
+    status, answer = await api.post(
+        "/api/library/add_text", {"url": "https://example.net/quince", "title": "Quinces", "html": FALLBACK_PAGE}
+    )
     assert status == 201, answer
     doc = answer["document"]
     assert doc["extractor"] == "fallback" and doc["title"] == "Quinces"
@@ -184,15 +197,20 @@ async def test_fallback_when_trafilatura_finds_nothing(api: Api) -> None:
 # --- the same page twice -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", [
-    "HTTPS://EXAMPLE.COM/Page",                 # case of scheme and host
-    "https://example.com:443/Page",             # default port
-    "https://example.com/Page#section-2",       # fragment
-    "https://example.com/Page?utm_source=x&fbclid=y",  # tracking parameters
-    "https://example.com/Page/",                # trailing slash
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "HTTPS://EXAMPLE.COM/Page",  # case of scheme and host
+        "https://example.com:443/Page",  # default port
+        "https://example.com/Page#section-2",  # fragment
+        "https://example.com/Page?utm_source=x&fbclid=y",  # tracking parameters
+        "https://example.com/Page/",  # trailing slash
+    ],
+)
 async def test_same_page_twice_returns_the_existing_document(api: Api, variant: str) -> None:
-    s1, a1 = await api.post("/api/library/add_text", {"url": "https://example.com/Page", "title": "P", "text": ARTICLE_TEXT})
+    s1, a1 = await api.post(
+        "/api/library/add_text", {"url": "https://example.com/Page", "title": "P", "text": ARTICLE_TEXT}
+    )
     s2, a2 = await api.post("/api/library/add_text", {"url": variant, "title": "P", "text": ARTICLE_TEXT})
     assert (s1, s2) == (201, 200)
     assert a2["document"]["id"] == a1["document"]["id"] and a2["outcome"] == "unchanged"
@@ -238,8 +256,9 @@ async def test_a_failed_refetch_keeps_the_good_document(api: Api, site: Site) ->
 
 async def test_documents_for_page_returns_each_document_once(api: Api) -> None:
     long_text = "\n".join(PARAS * 8)
-    status, answer = await api.post("/api/library/add_text",
-                                    {"url": "https://example.com/long", "title": "Long", "text": long_text})
+    status, answer = await api.post(
+        "/api/library/add_text", {"url": "https://example.com/long", "title": "Long", "text": long_text}
+    )
     assert status == 201 and answer["document"]["chunks"] >= 10
     docs = await queries.documents_for_page(api.store, "https://EXAMPLE.com/long/#top")
     assert len(docs) == 1
@@ -264,8 +283,9 @@ async def test_count_for_host_covers_subdomains_on_whole_labels(api: Api) -> Non
 async def test_list_get_delete(api: Api) -> None:
     ids = []
     for i in range(3):
-        status, answer = await api.post("/api/library/add_text",
-                                        {"url": f"https://example.com/{i}", "title": f"Doc {i}", "text": ARTICLE_TEXT})
+        status, answer = await api.post(
+            "/api/library/add_text", {"url": f"https://example.com/{i}", "title": f"Doc {i}", "text": ARTICLE_TEXT}
+        )
         assert status == 201
         ids.append(answer["document"]["id"])
     status, listing = await api.get("/api/library", params={"limit": 2})
@@ -299,7 +319,9 @@ async def post_big(api: Api, route: str, body: dict[str, Any]) -> tuple[int, Any
 async def test_caps_count_characters_not_bytes(api: Api) -> None:
     # 1,000,000 two-byte characters: 2 MB of UTF-8, at the text cap, accepted
     text = ("é" * 99 + " ") * 10_000
-    status, answer = await post_big(api, "/api/library/add_text", {"url": "https://example.com/e", "title": "é", "text": text})
+    status, answer = await post_big(
+        api, "/api/library/add_text", {"url": "https://example.com/e", "title": "é", "text": text}
+    )
     assert status == 201, answer
     assert answer["document"]["chars"] == len(text.strip())
 
@@ -323,26 +345,41 @@ async def test_refusals_write_nothing(api: Api, site: Site) -> None:
         ("/api/library/add_url", {"url": "file:///etc/passwd"}, 400, "bad_url"),
         ("/api/library/add_text", {"url": "https://example.com/a", "title": "t"}, 400, "missing_field"),
         ("/api/library/add_text", {"url": "https://example.com/a", "title": "t", "text": "  "}, 400, "missing_field"),
-        ("/api/library/add_text", {"url": "https://example.com/a", "title": "t", "text": "x", "extra": 1}, 400, "unknown_field"),
+        (
+            "/api/library/add_text",
+            {"url": "https://example.com/a", "title": "t", "text": "x", "extra": 1},
+            400,
+            "unknown_field",
+        ),
         ("/api/library/add_url", {"url": url}, 422, "not_html"),
         ("/api/library/add_url", {"url": img}, 422, "not_html"),
     ]
     for route, body, status, code in cases:
         got, answer = await post_big(api, route, body)
-        assert (got, answer["error"]["code"]) == (status, code), (route, body if len(str(body)) < 200 else "big", answer)
+        assert (got, answer["error"]["code"]) == (status, code), (
+            route,
+            body if len(str(body)) < 200 else "big",
+            answer,
+        )
     assert await table_counts(api) == before
 
 
 async def test_oversized_fields_are_413_and_write_nothing(api: Api) -> None:
     before = await table_counts(api)
-    for field, value in (("html", "<p>" + "é" * 5_000_000), ("html", "<p>" + "a" * 5_000_000),
-                         ("text", "x" * 1_000_001)):
-        got, answer = await post_big(api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t", field: value})
+    for field, value in (
+        ("html", "<p>" + "é" * 5_000_000),
+        ("html", "<p>" + "a" * 5_000_000),
+        ("text", "x" * 1_000_001),
+    ):
+        got, answer = await post_big(
+            api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t", field: value}
+        )
         assert (got, answer["error"]["code"]) == (413, "payload_too_large"), answer
         assert answer["error"]["field"] == f"body.{field}"
     # a body past the route's byte limit is refused before it is parsed
-    got, answer = await post_big(api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t",
-                                                                "text": "x" * (25 * 1024 * 1024)})
+    got, answer = await post_big(
+        api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t", "text": "x" * (25 * 1024 * 1024)}
+    )
     assert (got, answer["error"]["code"]) == (413, "payload_too_large")
     assert await table_counts(api) == before
 
@@ -363,10 +400,16 @@ async def test_add_url_follows_redirects_and_keeps_the_given_url(api: Api, site:
     assert answer["document"]["source_url"] == start and answer["document"]["title"] == "Moved"
 
 
-@pytest.mark.parametrize("target", [
-    "http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[fe80::1]/",
-    "http://0.0.0.0/", "file:///etc/passwd",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[fe80::1]/",
+        "http://0.0.0.0/",
+        "file:///etc/passwd",
+    ],
+)
 async def test_a_redirect_to_metadata_is_refused_even_with_the_test_flag(api: Api, site: Site, target: str) -> None:
     url = site.page("/jump", "", status=302, headers={"Location": target})
     status, answer = await api.post("/api/library/add_url", {"url": url})

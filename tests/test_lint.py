@@ -16,6 +16,27 @@ def test_ruff_is_clean() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         skip_unless_optional("ruff is not installed")
-    out = subprocess.run([ruff, "check", "--output-format", "concise", "server", "tests", "bench", "e2e"],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [ruff, "check", "--output-format", "concise", "server", "tests", "bench", "e2e"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_ruff_format_owns_the_layout() -> None:
+    """`ruff format` decides the layout (and the line length, 120); E501 above catches the strings
+    it cannot wrap."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        skip_unless_optional("ruff is not installed")
+    out = subprocess.run(
+        [ruff, "format", "--check", "server", "tests", "bench", "e2e"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout + out.stderr

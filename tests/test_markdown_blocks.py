@@ -30,10 +30,22 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # found/total blocks per page, measured; a lower score fails (raise these, never lower them)
 REAL_DOM_FLOORS: dict[str, int] = {
-    "chatgpt-chat": 4, "claude-chat": 5, "deepseek-chat": 4, "gemini-chat": 4, "meta-chat": 6,
-    "mistral-chat": 4, "oae-chatgpt-chat-code": 1, "oae-chatgpt-chat-simple": 21, "oae-claude-artifacts": 9,
-    "oae-claude-chat-simple": 11, "oae-gemini-chat-simple": 7, "perplexity-chat": 9, "qwen-chat": 9,
-    "z-ai-chat": 4, "defuddle-chatgpt-citations": 18, "oae-gemini-deep-research": 37,
+    "chatgpt-chat": 4,
+    "claude-chat": 5,
+    "deepseek-chat": 4,
+    "gemini-chat": 4,
+    "meta-chat": 6,
+    "mistral-chat": 4,
+    "oae-chatgpt-chat-code": 1,
+    "oae-chatgpt-chat-simple": 21,
+    "oae-claude-artifacts": 9,
+    "oae-claude-chat-simple": 11,
+    "oae-gemini-chat-simple": 7,
+    "perplexity-chat": 9,
+    "qwen-chat": 9,
+    "z-ai-chat": 4,
+    "defuddle-chatgpt-citations": 18,
+    "oae-gemini-deep-research": 37,
     "oae-perplexity-deep-research": 23,
 }
 
@@ -64,14 +76,15 @@ async def test_markdown_blocks(chromium: Any, expected_path: Path) -> None:
     turns = await captured_turns(chromium, expected)
     if not turns:
         pytest.skip(f"{name}: the extractor captures no turns on this page (tests/test_extractor.py::test_real_dom)")
-    assert all(isinstance(t.get("markdown"), str) and t["markdown"] for t in turns), \
-        f"{name}: a turn without markdown"
+    assert all(isinstance(t.get("markdown"), str) and t["markdown"] for t in turns), f"{name}: a turn without markdown"
     result = score(expected["turns"], turns)
     print(f"\n{name}: {json.dumps(result['blocks'])} ({result['found']}/{result['total']})")
     for miss in result["misses"]:
         print("   miss", miss)
     assert not result["code_mismatches"], f"{name}: code differs from the page: {result['code_mismatches']}"
-    assert result["found"] >= REAL_DOM_FLOORS.get(name, 0), f"{name}: {result['found']} blocks, floor {REAL_DOM_FLOORS[name]}"
+    assert result["found"] >= REAL_DOM_FLOORS.get(name, 0), (
+        f"{name}: {result['found']} blocks, floor {REAL_DOM_FLOORS[name]}"
+    )
 
 
 async def test_parse_blocks_reads_what_the_extension_writes() -> None:

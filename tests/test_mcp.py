@@ -35,7 +35,9 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 async def agent(port: int, data_dir: Path, *extra: str) -> AsyncIterator[ClientSession]:
     """An MCP client session with `wherefrom mcp` started over stdio, as Claude Desktop does."""
     params = StdioServerParameters(
-        command=str(WHEREFROM), args=["mcp", "--port", str(port), "--data-dir", str(data_dir), *extra], cwd=REPO,
+        command=str(WHEREFROM),
+        args=["mcp", "--port", str(port), "--data-dir", str(data_dir), *extra],
+        cwd=REPO,
     )
     with (data_dir.parent / "mcp-stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -57,17 +59,47 @@ def store(server: ServerProcess, path: str, body: dict[str, Any], expect: int = 
 
 
 def seed(server: ServerProcess) -> dict[str, Any]:
-    note = store(server, "/api/notes", {"url": "https://recipes.example/soup", "title": "Tomato soup",
-                                        "text": "Roast the tomatoes with garlic before blending the soup"})
-    clip = store(server, "/api/clips", {"url": "https://garden.example/beds", "title": "Raised beds",
-                                        "text": "Tomatoes want eight hours of sun in a raised bed"})
-    store(server, "/api/captures", {"url": "https://claude.ai/chat/4f1c", "title": "Tomato blight", "site": "claude",
-                                    "turns": [{"role": "user", "text": "Why do my tomato leaves turn yellow?"},
-                                              {"role": "assistant", "text": "Early blight, most likely: **remove** "
-                                                                            "the lower leaves."}]}, expect=200)
-    doc = store(server, "/api/library/add_text", {"url": "https://extension.example/tomato-guide",
-                                                  "title": "Growing tomatoes",
-                                                  "text": "A field guide to tomato varieties and staking."})
+    note = store(
+        server,
+        "/api/notes",
+        {
+            "url": "https://recipes.example/soup",
+            "title": "Tomato soup",
+            "text": "Roast the tomatoes with garlic before blending the soup",
+        },
+    )
+    clip = store(
+        server,
+        "/api/clips",
+        {
+            "url": "https://garden.example/beds",
+            "title": "Raised beds",
+            "text": "Tomatoes want eight hours of sun in a raised bed",
+        },
+    )
+    store(
+        server,
+        "/api/captures",
+        {
+            "url": "https://claude.ai/chat/4f1c",
+            "title": "Tomato blight",
+            "site": "claude",
+            "turns": [
+                {"role": "user", "text": "Why do my tomato leaves turn yellow?"},
+                {"role": "assistant", "text": "Early blight, most likely: **remove** the lower leaves."},
+            ],
+        },
+        expect=200,
+    )
+    doc = store(
+        server,
+        "/api/library/add_text",
+        {
+            "url": "https://extension.example/tomato-guide",
+            "title": "Growing tomatoes",
+            "text": "A field guide to tomato varieties and staking.",
+        },
+    )
     return {"note": note["id"], "clip": clip["id"], "document": doc["document"]["id"]}
 
 
@@ -91,10 +123,12 @@ async def test_each_tool_answers_what_was_stored_with_provenance(server: ServerP
     async with agent(server.port, server.data_dir) as session:
         error, text = await call(session, "search_memory", query="tomato", limit=10)
         assert not error
-        for url, kind, title in [("https://recipes.example/soup", "note", "Tomato soup"),
-                                 ("https://garden.example/beds", "clip", "Raised beds"),
-                                 ("https://claude.ai/chat/4f1c", "turn (user)", "Tomato blight"),
-                                 ("https://extension.example/tomato-guide", "document", "Growing tomatoes")]:
+        for url, kind, title in [
+            ("https://recipes.example/soup", "note", "Tomato soup"),
+            ("https://garden.example/beds", "clip", "Raised beds"),
+            ("https://claude.ai/chat/4f1c", "turn (user)", "Tomato blight"),
+            ("https://extension.example/tomato-guide", "document", "Growing tomatoes"),
+        ]:
             assert url in text and f"[{kind}] {title} — " in text, (url, text)
         assert f"id {ids['document']}" in text and "just now" in text
         # the same ranking as the panel's request
@@ -161,8 +195,15 @@ async def test_long_answers_are_cut_by_the_cap_rule_and_say_so(server: ServerPro
 async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) -> None:
     store(server, "/api/notes", {"url": "https://kept.example/a", "text": "the persimmon harvest is in October"})
     store(server, "/api/notes", {"url": "https://gone.example/a", "text": "the persimmon tree needs pruning"})
-    store(server, "/api/captures", {"url": "https://gone.example/chat/1", "turns": [
-        {"role": "user", "text": "persimmon varieties that ripen early"}]}, expect=200)
+    store(
+        server,
+        "/api/captures",
+        {
+            "url": "https://gone.example/chat/1",
+            "turns": [{"role": "user", "text": "persimmon varieties that ripen early"}],
+        },
+        expect=200,
+    )
     async with agent(server.port, server.data_dir) as session:
         _, before = await call(session, "search_memory", query="persimmon")
         _, page_before = await call(session, "page_memory", url="https://gone.example/a")
@@ -185,10 +226,17 @@ async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) ->
 async def test_an_off_sites_items_never_come_back(server: ServerProcess) -> None:
     store(server, "/api/notes", {"url": "https://open.example/a", "text": "the kumquat marmalade recipe"})
     store(server, "/api/notes", {"url": "https://closed.example/a", "text": "the kumquat tree in the yard"})
-    store(server, "/api/captures", {"url": "https://closed.example/chat/9", "turns": [
-        {"role": "user", "text": "when do kumquats ripen?"}]}, expect=200)
-    doc = store(server, "/api/library/add_text", {"url": "https://closed.example/doc", "title": "Kumquats",
-                                                  "text": "All about kumquat trees."})["document"]["id"]
+    store(
+        server,
+        "/api/captures",
+        {"url": "https://closed.example/chat/9", "turns": [{"role": "user", "text": "when do kumquats ripen?"}]},
+        expect=200,
+    )
+    doc = store(
+        server,
+        "/api/library/add_text",
+        {"url": "https://closed.example/doc", "title": "Kumquats", "text": "All about kumquat trees."},
+    )["document"]["id"]
     async with agent(server.port, server.data_dir) as session:
         _, before = await call(session, "search_memory", query="kumquat")
         _, convo_before = await call(session, "get_conversation", url="https://closed.example/chat/9")
@@ -208,7 +256,9 @@ async def test_an_off_sites_items_never_come_back(server: ServerProcess) -> None
     assert error and "kumquat" not in doc_after.lower()
 
 
-async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(server: ServerProcess, tmp_path: Path) -> None:
+async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(
+    server: ServerProcess, tmp_path: Path
+) -> None:
     nobody = free_port()
     async with agent(nobody, server.data_dir) as session:  # a token, but no server on that port
         error, text = await call(session, "search_memory", query="anything")

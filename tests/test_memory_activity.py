@@ -8,8 +8,10 @@ from tests.conftest import Api
 async def test_a_row_for_every_write_newest_first(api: Api) -> None:
     await api.post("/api/notes", {"url": "https://a.example/1", "title": "t", "text": "n"})
     await api.post("/api/clips", {"url": "https://a.example/2", "title": "t", "text": "c"})
-    await api.post("/api/captures", {"url": "https://chatgpt.com/c/1", "title": "t", "site": "chatgpt",
-                                     "turns": [{"role": "user", "text": "q"}]})
+    await api.post(
+        "/api/captures",
+        {"url": "https://chatgpt.com/c/1", "title": "t", "site": "chatgpt", "turns": [{"role": "user", "text": "q"}]},
+    )
     await api.put("/api/site-mode", {"host": "b.example", "mode": "off"})
     _, dry = await api.post("/api/forget", {"host": "a.example", "dry_run": True})
     _, done = await api.post("/api/forget", {"host": "a.example", "confirm": dry["confirm"]})

@@ -65,8 +65,12 @@ async def test_a_streaming_reply_updates_one_turn_and_never_adds_fragments(api: 
 
 
 async def test_native_ids_match_turns_wherever_they_are(api: Api) -> None:
-    t = [{"role": "user", "text": "one", "native_id": "m1"}, {"role": "assistant", "text": "two", "native_id": "m2"},
-         {"role": "user", "text": "three", "native_id": "m3"}, {"role": "assistant", "text": "fo", "native_id": "m4"}]
+    t = [
+        {"role": "user", "text": "one", "native_id": "m1"},
+        {"role": "assistant", "text": "two", "native_id": "m2"},
+        {"role": "user", "text": "three", "native_id": "m3"},
+        {"role": "assistant", "text": "fo", "native_id": "m4"},
+    ]
     await api.post("/api/captures", capture(t))
     # a virtualised thread: only the last two are on screen, the reply has grown
     window = [t[2], {**t[3], "text": "four"}, {"role": "user", "text": "five", "native_id": "m5"}]
@@ -87,7 +91,9 @@ async def test_a_window_without_ids_is_aligned_on_a_shared_turn(api: Api) -> Non
 
 def test_plan_prepends_turns_loaded_above_the_window() -> None:
     stored = [Stored(1, 0, "user", "c", None), Stored(2, 1, "assistant", "d", None)]
-    ops = plan(stored, [Incoming("user", "a"), Incoming("assistant", "b"), Incoming("user", "c"), Incoming("assistant", "d")])
+    ops = plan(
+        stored, [Incoming("user", "a"), Incoming("assistant", "b"), Incoming("user", "c"), Incoming("assistant", "d")]
+    )
     assert [(o.action, o.position) for o in ops] == [("add", -2), ("add", -1), ("unchanged", None), ("unchanged", None)]
 
 
@@ -134,7 +140,7 @@ async def test_capture_writes_one_activity_row_per_conversation_while_it_streams
 @pytest.mark.parametrize(
     "payload,status_code,code",
     [
-        (capture([]), 400, "bad_value"),                                 # a miss is not a capture
+        (capture([]), 400, "bad_value"),  # a miss is not a capture
         ({"url": CHAT, "title": "t", "site": "chatgpt"}, 400, "missing_field"),
         (capture([("robot", "x")]), 400, "bad_value"),
         (capture([("user", "")]), 400, "bad_value"),
@@ -183,15 +189,25 @@ async def test_an_exchange_id_shared_by_prompt_and_reply_keeps_both(api) -> None
     also when the thread arrives window by window (lazy loading)."""
     url = "https://gemini.google.com/app/abc123"
     late = [{"role": "user", "text": "q3", "native_id": "c3"}, {"role": "assistant", "text": "a3", "native_id": "c3"}]
-    early = [{"role": "user", "text": "q1", "native_id": "c1"}, {"role": "assistant", "text": "a1", "native_id": "c1"},
-             {"role": "user", "text": "q2", "native_id": "c2"}, {"role": "assistant", "text": "a2", "native_id": "c2"}]
+    early = [
+        {"role": "user", "text": "q1", "native_id": "c1"},
+        {"role": "assistant", "text": "a1", "native_id": "c1"},
+        {"role": "user", "text": "q2", "native_id": "c2"},
+        {"role": "assistant", "text": "a2", "native_id": "c2"},
+    ]
     status, _ = await api.post("/api/captures", {"url": url, "title": "t", "site": "gemini", "turns": late})
     assert status == 200
     status, body = await api.post("/api/captures", {"url": url, "title": "t", "site": "gemini", "turns": early + late})
     assert status == 200, body
     _, conv = await api.get("/api/conversations", params={"url": url})
     assert [(t["role"], t["text"]) for t in conv["turns"]] == [
-        ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"), ("user", "q3"), ("assistant", "a3")]
+        ("user", "q1"),
+        ("assistant", "a1"),
+        ("user", "q2"),
+        ("assistant", "a2"),
+        ("user", "q3"),
+        ("assistant", "a3"),
+    ]
 
 
 # --- issue 15 item 10: a capture never rewrites another conversation's history ---------------
@@ -215,12 +231,13 @@ async def test_unrelated_turns_under_a_stored_url_are_added_never_replace(api: A
 
 
 async def test_a_turn_with_a_native_id_is_updated_only_by_the_same_id(api: Api) -> None:
-    stored = [{"role": "user", "text": "q1", "native_id": "m1"},
-              {"role": "assistant", "text": "a1", "native_id": "m2"}]
+    stored = [{"role": "user", "text": "q1", "native_id": "m1"}, {"role": "assistant", "text": "a1", "native_id": "m2"}]
     await api.post("/api/captures", capture(stored))
     # the same places, other ids (another conversation, or an edited branch): added, not replaced
-    other = [{"role": "user", "text": "Q-other", "native_id": "x1"},
-             {"role": "assistant", "text": "a1 and more", "native_id": "x2"}]
+    other = [
+        {"role": "user", "text": "Q-other", "native_id": "x1"},
+        {"role": "assistant", "text": "a1 and more", "native_id": "x2"},
+    ]
     status, body = await api.post("/api/captures", capture(other))
     assert (body["added"], body["updated"]) == (2, 0), body
     # and with no ids at all, a longer text at the last stored place does not update an id'd turn
@@ -239,16 +256,19 @@ async def test_only_the_last_reply_grows_in_place(api: Api) -> None:
     turns = [("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2 partial")]
     await api.post("/api/captures", capture(turns))
     # an earlier turn "growing" is a different turn: appended, the stored one kept
-    status, body = await api.post("/api/captures", capture([("user", "q1"), ("assistant", "a1 but different"),
-                                                            ("user", "q2"), ("assistant", "a2 partial")]))
+    status, body = await api.post(
+        "/api/captures",
+        capture([("user", "q1"), ("assistant", "a1 but different"), ("user", "q2"), ("assistant", "a2 partial")]),
+    )
     assert (body["added"], body["updated"]) == (1, 0), body
     texts = [t["text"] for t in await stored_turns(api)]
     assert texts[:4] == ["q1", "a1", "q2", "a2 partial"]
     # positive control, on another page: the last reply growing is one update
     other = "https://chatgpt.com/c/positive-control"
     await api.post("/api/captures", {**capture(turns), "url": other})
-    status, body = await api.post("/api/captures", {**capture([*turns[:3], ("assistant", "a2 partial, now whole")]),
-                                                    "url": other})
+    status, body = await api.post(
+        "/api/captures", {**capture([*turns[:3], ("assistant", "a2 partial, now whole")]), "url": other}
+    )
     assert (body["added"], body["updated"]) == (0, 1), body
     assert [t["text"] for t in await stored_turns(api, other)] == ["q1", "a1", "q2", "a2 partial, now whole"]
 
@@ -262,12 +282,17 @@ def test_plan_unrelated_thread_adds_every_turn() -> None:
 
 
 def test_plan_grows_the_last_turn_only() -> None:
-    stored = [Stored(1, 0, "user", "q", None), Stored(2, 1, "assistant", "a", None),
-              Stored(3, 2, "user", "q2", None), Stored(4, 3, "assistant", "b", None)]
-    ops = plan(stored, [Incoming("user", "q"), Incoming("assistant", "a!"), Incoming("user", "q2"),
-                        Incoming("assistant", "bb")])
-    assert [(o.action, o.stored_id) for o in ops] == [("unchanged", 1), ("add", None), ("unchanged", 3),
-                                                       ("update", 4)]
+    stored = [
+        Stored(1, 0, "user", "q", None),
+        Stored(2, 1, "assistant", "a", None),
+        Stored(3, 2, "user", "q2", None),
+        Stored(4, 3, "assistant", "b", None),
+    ]
+    ops = plan(
+        stored,
+        [Incoming("user", "q"), Incoming("assistant", "a!"), Incoming("user", "q2"), Incoming("assistant", "bb")],
+    )
+    assert [(o.action, o.stored_id) for o in ops] == [("unchanged", 1), ("add", None), ("unchanged", 3), ("update", 4)]
 
 
 class CountingText(str):
@@ -286,9 +311,11 @@ def test_plan_is_linear() -> None:
     """The old matcher compared every incoming turn with the stored thread (quadratic: 1 s for
     2,000 x 20,000). Counted, not timed: text comparisons stay within a small multiple of the
     turns seen (bench/bench_captures.py has the times)."""
+
     def comparisons(n_stored: int, n_incoming: int) -> int:
-        stored = [Stored(k, k, "user" if k % 2 == 0 else "assistant", CountingText(f"s{k}"), None)
-                  for k in range(n_stored)]
+        stored = [
+            Stored(k, k, "user" if k % 2 == 0 else "assistant", CountingText(f"s{k}"), None) for k in range(n_stored)
+        ]
         incoming = [Incoming("user" if k % 2 == 0 else "assistant", CountingText(f"i{k}")) for k in range(n_incoming)]
         CountingText.compared = 0
         plan(stored, incoming)

@@ -120,8 +120,11 @@ async def test_off_host_is_answered_without_touching_the_store(api: Api) -> None
     try:
         for _ in range(2):  # the probe's cache must not be what answers either
             body = await match(api, PAGE, "Walnut")
-            assert body == {"mode": "off", "green": False,
-                            "tiers": {"exact": [], "site": [], "related": [], "documents": []}}
+            assert body == {
+                "mode": "off",
+                "green": False,
+                "tiers": {"exact": [], "site": [], "related": [], "documents": []},
+            }
             assert await probe(api, PAGE) == {"mode": "off", "green": False, "exact": 0, "documents": 0}
             assert (await probe(api, "https://www.wikipedia.org/"))["mode"] == "off"  # subdomain of the rule
         # control: a collect host needs the store, so with it unreadable it cannot answer
@@ -145,8 +148,16 @@ async def test_probe_is_cached_for_the_page(api: Api) -> None:
     assert (await probe(api, PAGE))["exact"] == 0
     # a write that bypasses the routes (so nothing invalidates): the cached answer stands
     async with api.store.transaction() as conn:
-        await insert_fact(conn, stamp(PAGE, "t"), kind="note", title="t", text="sneaked in",
-                          valid_at=time.time(), granularity=ages.INSTANT, now=time.time())
+        await insert_fact(
+            conn,
+            stamp(PAGE, "t"),
+            kind="note",
+            title="t",
+            text="sneaked in",
+            valid_at=time.time(),
+            granularity=ages.INSTANT,
+            now=time.time(),
+        )
     assert (await probe(api, PAGE))["exact"] == 0
     assert (await probe(api, PAGE + "#frag"))["exact"] == 0  # same normalised page, same entry
     api.app[appkeys.PROBE_CACHE].clear()
@@ -169,7 +180,9 @@ async def test_note_and_clip_invalidate_the_probe(api: Api) -> None:
 async def test_capture_invalidates_the_probe(api: Api) -> None:
     chat = "https://claude.ai/chat/1"
     assert (await _prime(api, chat))["exact"] == 0
-    await api.post("/api/captures", {"url": chat, "title": "t", "site": "claude", "turns": [{"role": "user", "text": "hi"}]})
+    await api.post(
+        "/api/captures", {"url": chat, "title": "t", "site": "claude", "turns": [{"role": "user", "text": "hi"}]}
+    )
     assert (await probe(api, chat)) == {"mode": "collect", "green": True, "exact": 1, "documents": 0}
 
 
@@ -218,9 +231,14 @@ async def test_site_tier_is_newest_first_and_capped(api: Api) -> None:
 
 @pytest.mark.parametrize(
     "title,expected",
-    [("Walnut - Wikipedia", "Walnut"), ("Issues · owner/repo · GitHub", "Issues · owner/repo"),
-     ("python - How do I x? - Stack Overflow", "python - How do I x?"), ("Plain title", "Plain title"),
-     (" - Wikipedia", "- Wikipedia"), ("", "")],
+    [
+        ("Walnut - Wikipedia", "Walnut"),
+        ("Issues · owner/repo · GitHub", "Issues · owner/repo"),
+        ("python - How do I x? - Stack Overflow", "python - How do I x?"),
+        ("Plain title", "Plain title"),
+        (" - Wikipedia", "- Wikipedia"),
+        ("", ""),
+    ],
 )
 def test_the_site_name_is_not_what_a_page_is_about(title: str, expected: str) -> None:
     assert strip_site_name(title) == expected

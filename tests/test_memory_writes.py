@@ -29,11 +29,18 @@ async def set_mode(api: Api, host: str, mode: str) -> None:
 
 @pytest.mark.parametrize("route,kind", [("/api/notes", "note"), ("/api/clips", "clip")])
 async def test_write_stores_a_stamped_fact_and_an_activity_row(api: Api, route: str, kind: str) -> None:
-    status, body = await api.post(route, {"url": PAGE + "?utm_source=x#top", "title": "An article", "text": "walnut-lantern-4417"})
+    status, body = await api.post(
+        route, {"url": PAGE + "?utm_source=x#top", "title": "An article", "text": "walnut-lantern-4417"}
+    )
     assert status == 201 and isinstance(body["id"], int)
     row = await api.store.fetchone("SELECT * FROM facts WHERE id = ?", (body["id"],))
     assert row is not None
-    assert (row["kind"], row["source_url"], row["source_host"], row["source_ref"]) == (kind, PAGE, "example.com", "An article")
+    assert (row["kind"], row["source_url"], row["source_host"], row["source_ref"]) == (
+        kind,
+        PAGE,
+        "example.com",
+        "An article",
+    )
     assert row["granularity"] == "instant" and abs(row["valid_at"] - time.time()) < 5
     status, log = await api.get("/api/activity")
     assert status == 200 and log["activity"][0]["kind"] == kind and log["activity"][0]["source_url"] == PAGE
@@ -41,7 +48,9 @@ async def test_write_stores_a_stamped_fact_and_an_activity_row(api: Api, route: 
 
 async def test_note_with_a_day_is_day_granular(api: Api) -> None:
     today = time.strftime("%Y-%m-%d")
-    status, body = await api.post("/api/notes", {"url": PAGE, "title": "t", "text": "from today's log", "valid_day": today})
+    status, body = await api.post(
+        "/api/notes", {"url": PAGE, "title": "t", "text": "from today's log", "valid_day": today}
+    )
     assert status == 201
     status, match = await api.get("/api/page-match", params={"url": PAGE, "title": ""})
     fact = match["tiers"]["exact"][0]
@@ -68,7 +77,15 @@ async def test_clip_without_url_is_refused(api: Api) -> None:
 @pytest.mark.parametrize("route", ["/api/notes", "/api/clips"])
 @pytest.mark.parametrize(
     "url",
-    ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi", "chrome://settings", "not a url", "https://", "ftp://x.com/a"],
+    [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,hi",
+        "chrome://settings",
+        "not a url",
+        "https://",
+        "ftp://x.com/a",
+    ],
 )
 async def test_bad_urls_are_400_and_write_nothing(api: Api, route: str, url: str) -> None:
     before = await snapshot(api)
@@ -149,6 +166,8 @@ async def test_idempotent_replay_writes_once(api: Api) -> None:
 
 @pytest.mark.parametrize("day", ["0001-01-01", "1969-12-31", "2026-13-01", "2026-02-30"])
 async def test_out_of_range_days_are_400_not_500(api, day: str) -> None:
-    status, body = await api.post("/api/notes", {"url": "https://example.com/d", "title": "t", "text": "x", "valid_day": day})
+    status, body = await api.post(
+        "/api/notes", {"url": "https://example.com/d", "title": "t", "text": "x", "valid_day": day}
+    )
     assert status == 400 and body["error"]["field"] == "body.valid_day"
     assert await api.store.fetchall("SELECT * FROM facts") == []

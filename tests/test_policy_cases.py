@@ -10,13 +10,18 @@ import pytest
 from server.governance.policy import sensitive_defaults
 from server.governance.resolver import resolve
 
-CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "policy-cases.json").read_text("utf-8"))["cases"]
+CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "policy-cases.json").read_text("utf-8"))[
+    "cases"
+]
 
 
 def snapshot_for(rules: list[dict[str, str]]) -> dict:
     sens = sensitive_defaults()
-    return {"global_default": "collect", "rules": rules,
-            "sensitive": {k: sens[k] for k in ("domains", "suffixes", "labels", "exact")}}
+    return {
+        "global_default": "collect",
+        "rules": rules,
+        "sensitive": {k: sens[k] for k in ("domains", "suffixes", "labels", "exact")},
+    }
 
 
 def test_there_are_enough_cases() -> None:

@@ -18,7 +18,9 @@ label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 tld = st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 hosts = st.tuples(st.lists(label, max_size=4), tld).map(lambda p: ".".join([*p[0], p[1]]))
 paths = st.lists(st.from_regex(r"[A-Za-z0-9._~-]{1,8}", fullmatch=True), max_size=4).map(lambda p: "/" + "/".join(p))
-params = st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), st.from_regex(r"[A-Za-z0-9]{0,6}", fullmatch=True), max_size=3)
+params = st.dictionaries(
+    st.from_regex(r"[a-z]{1,6}", fullmatch=True), st.from_regex(r"[A-Za-z0-9]{0,6}", fullmatch=True), max_size=3
+)
 
 
 @st.composite
@@ -75,7 +77,7 @@ def test_fts_queries_never_a_syntax_error(text: str) -> None:
 
 
 def test_fts_operators_are_words() -> None:
-    for text in ['NEAR(a b)', 'body:dog', '"unbalanced', "a AND OR NOT b", "(x", "dog*", "^dog", "a - b"]:
+    for text in ["NEAR(a b)", "body:dog", '"unbalanced', "a AND OR NOT b", "(x", "dog*", "^dog", "a - b"]:
         for q in fts_queries(text):
             _con.execute("SELECT rowid FROM t WHERE t MATCH ?", (q,)).fetchall()
 
@@ -85,8 +87,10 @@ def test_possessive_found_by_plain_words() -> None:
     assert hits
 
 
-@given(st.lists(label, min_size=1, max_size=4).map(".".join),
-       st.lists(st.tuples(st.lists(label, min_size=1, max_size=3).map(".".join), st.sampled_from(MODES)), max_size=4))
+@given(
+    st.lists(label, min_size=1, max_size=4).map(".".join),
+    st.lists(st.tuples(st.lists(label, min_size=1, max_size=3).map(".".join), st.sampled_from(MODES)), max_size=4),
+)
 def test_resolver_total_and_rule_reason_is_a_parent(host: str, rules: list[tuple[str, str]]) -> None:
     snap = {"global_default": "collect", "rules": [{"host": h, "mode": m} for h, m in rules], "sensitive": {}}
     res = resolve(host, snap)

@@ -136,7 +136,7 @@ def test_no_trigger_writes_an_item_table() -> None:
 
 
 SYNTHETIC = {
-    "server/evil.py": '''
+    "server/evil.py": """
 INSERT_SQL = "INSERT INTO facts(kind, text, source_url, source_host, source_ref) VALUES (?, ?, ?, ?, ?)"
 
 async def sneaky_note(conn, url, text):
@@ -157,7 +157,7 @@ async def good(conn, url):
 
 async def good_param(conn, prov: Provenance):
     await conn.execute("INSERT INTO conversations(source_url) VALUES (?)", (prov.source_url,))
-''',
+""",
 }
 
 

@@ -16,8 +16,12 @@ TRANSCRIPT = [
     {"role": "user", "text": "And in Europe?"},
     {"role": "assistant", "text": "The Volga."},
 ]
-GOOD = [("user", "Which river is longest?"), ("assistant", "The Nile, by most measures."),
-        ("user", "And in Europe?"), ("assistant", "The Volga.")]
+GOOD = [
+    ("user", "Which river is longest?"),
+    ("assistant", "The Nile, by most measures."),
+    ("user", "And in Europe?"),
+    ("assistant", "The Volga."),
+]
 
 
 def test_exact_capture_passes_whitespace_collapsed() -> None:
@@ -45,8 +49,12 @@ def test_a_reading_counts_only_where_listed() -> None:
     listed = real_pages.readings()
     page, entries = next(iter(listed.items()))
     entry = entries[0]
-    transcript = [{"role": "user", "text": "q"}] * entry["turn"] + [{"role": "assistant", "text": "Body of the report."}]
-    alt = [(t["role"], t["text"]) for t in transcript[:-1]] + [("assistant", entry["text_prefix"] + " Body of the report.")]
+    transcript = [{"role": "user", "text": "q"}] * entry["turn"] + [
+        {"role": "assistant", "text": "Body of the report."}
+    ]
+    alt = [(t["role"], t["text"]) for t in transcript[:-1]] + [
+        ("assistant", entry["text_prefix"] + " Body of the report.")
+    ]
     assert real_pages.compare(page, transcript, alt).exact
     assert real_pages.compare(page, transcript, alt).used_readings == [entry["turn"]]
     assert not real_pages.compare("another-page", transcript, alt).exact

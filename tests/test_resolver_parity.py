@@ -30,11 +30,11 @@ RESOLVER_JS = REPO / "extension" / "shared" / "resolver.js"
 NODE = shutil.which("node")
 
 
-
 @pytest.fixture(autouse=True)
 def _needs_node() -> None:
     if NODE is None:
         skip_unless_optional("node is not installed")
+
 
 SENS = sensitive_defaults()
 SENSITIVE = {k: SENS.get(k, {}) for k in ("domains", "suffixes", "labels", "exact")}
@@ -69,7 +69,10 @@ def run_node(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         batch.write_text(json.dumps({"sensitive": SENSITIVE, "cases": cases}), "utf-8")
         proc = subprocess.run(  # noqa: S603 - fixed argv, our own script
             [NODE, "--input-type=module", "-e", NODE_SCRIPT, str(RESOLVER_JS), str(batch)],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
     assert proc.returncode == 0, f"node failed:\n{proc.stderr}"
     out = json.loads(proc.stdout)
@@ -89,21 +92,52 @@ NAME = st.lists(LABEL, min_size=1, max_size=5).map(".".join)
 
 IPV4 = st.ip_addresses(v=4).map(str)
 IPV6 = st.ip_addresses(v=6).map(str)
-LOCAL_IPS = st.sampled_from([
-    "127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.5.4", "172.32.0.1", "192.168.1.1", "169.254.169.254",
-    "0.0.0.0", "100.64.0.1", "8.8.8.8", "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1",  # noqa: S104
-    "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:c0a8:101",
-    "::ffff:1.1.1.1", "2001:db8::1", "2606:4700::1111", "64:ff9b::1.2.3.4", "2002:7f00:1::",
-])
+LOCAL_IPS = st.sampled_from(
+    [
+        "127.0.0.1",
+        "127.1.2.3",
+        "10.0.0.1",
+        "172.16.5.4",
+        "172.32.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "100.64.0.1",
+        "8.8.8.8",
+        "::1",
+        "::",
+        "fe80::1",
+        "fc00::1",
+        "fd12:3456::1",  # noqa: S104
+        "::ffff:127.0.0.1",
+        "::ffff:8.8.8.8",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "::ffff:c0a8:101",
+        "::ffff:1.1.1.1",
+        "2001:db8::1",
+        "2606:4700::1111",
+        "64:ff9b::1.2.3.4",
+        "2002:7f00:1::",
+    ]
+)
 
 
 def _lookalikes(domain: str) -> list[str]:
     first, _, rest = domain.partition(".")
     out = [
-        domain, "www." + domain, "a.b." + domain, "not" + domain, "x-" + domain,
-        domain + ".evil.example", first + "-secure." + rest if rest else first + "-x",
+        domain,
+        "www." + domain,
+        "a.b." + domain,
+        "not" + domain,
+        "x-" + domain,
+        domain + ".evil.example",
+        first + "-secure." + rest if rest else first + "-x",
         first[:-1] + ("0" if first[-1:] != "0" else "o") + ("." + rest if rest else ""),
-        domain.replace(".", "-"), domain.upper(), domain + ".", "login." + domain,
+        domain.replace(".", "-"),
+        domain.upper(),
+        domain + ".",
+        "login." + domain,
     ]
     if "o" in first:
         out.append(domain.replace("o", "о", 1))  # Cyrillic o
@@ -119,12 +153,41 @@ SUFFIX_HOSTS = st.tuples(st.sampled_from(SENS_SUFFIXES), st.lists(ASCII_LABEL, m
 LABEL_HOSTS = st.tuples(st.sampled_from(SENS_LABELS), st.lists(ASCII_LABEL, min_size=0, max_size=3)).map(
     lambda t: ".".join([t[0], *t[1]])
 )
-ODD = st.sampled_from([
-    "", " ", ".", "..", "a..b", "[", "[]", "[::1", "::1]", "a:b:c", ":80", "example.com:", "EXAMPLE.COM",
-    " example.com ", "localhost", "LOCALHOST.", "localhost:37711", "xn--bcher-kva.example", "xn--", "-a.com",
-    "a-.com", "_dmarc.example.com", "*.example.com", "1.2.3", "1.2.3.4.5", "01.2.3.4", "256.1.1.1",
-    "a" * 63 + ".com", "a" * 64 + ".com", "0x7f.0.0.1", "2130706433",
-])
+ODD = st.sampled_from(
+    [
+        "",
+        " ",
+        ".",
+        "..",
+        "a..b",
+        "[",
+        "[]",
+        "[::1",
+        "::1]",
+        "a:b:c",
+        ":80",
+        "example.com:",
+        "EXAMPLE.COM",
+        " example.com ",
+        "localhost",
+        "LOCALHOST.",
+        "localhost:37711",
+        "xn--bcher-kva.example",
+        "xn--",
+        "-a.com",
+        "a-.com",
+        "_dmarc.example.com",
+        "*.example.com",
+        "1.2.3",
+        "1.2.3.4.5",
+        "01.2.3.4",
+        "256.1.1.1",
+        "a" * 63 + ".com",
+        "a" * 64 + ".com",
+        "0x7f.0.0.1",
+        "2130706433",
+    ]
+)
 
 BASE_HOST = st.one_of(NAME, NAME, IPV4, IPV6, LOCAL_IPS, SENSITIVE_HOSTS, SENSITIVE_HOSTS, SUFFIX_HOSTS, LABEL_HOSTS)
 
@@ -186,8 +249,12 @@ def assert_parity(batch: list[dict[str, Any]]) -> None:
 
 # No shrinking: a failing batch already names each disagreeing case, and shrinking a batch
 # costs one node process per step.
-@settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(cases(), min_size=20, max_size=80))
 def test_generated_batches_resolve_alike(batch: list[dict[str, Any]]) -> None:
     assert_parity(batch)
@@ -206,18 +273,49 @@ def test_every_sensitive_entry_and_its_lookalikes_resolve_alike() -> None:
         for h in (s, "x." + s, "a.b." + s, "not" + s, s + ".example"):
             batch.append({"host": h, "global_default": "collect", "rules": []})
     for lab in SENS_LABELS:
-        for h in (lab + ".com", lab + ".example.com", lab + ".a.b.example", "my" + lab + ".example.com",
-                  "www." + lab + ".example.com"):
-            batch.append({"host": h, "global_default": "collect", "rules": [{"host": "example.com", "mode": "collect"}]})
+        for h in (
+            lab + ".com",
+            lab + ".example.com",
+            lab + ".a.b.example",
+            "my" + lab + ".example.com",
+            "www." + lab + ".example.com",
+        ):
+            batch.append(
+                {"host": h, "global_default": "collect", "rules": [{"host": "example.com", "mode": "collect"}]}
+            )
     assert len(batch) > 1000
     assert_parity(batch)
 
 
 def test_ip_literals_resolve_alike() -> None:
     """Every listed address (IPv4-mapped IPv6 included: Python judges those by the IPv4 inside)."""
-    ips = ["127.0.0.1", "127.1.2.3", "10.0.0.1", "172.16.5.4", "172.32.0.1", "192.168.1.1", "169.254.169.254",
-           "0.0.0.0", "100.64.0.1", "8.8.8.8", "1.1.1.1", "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1",  # noqa: S104
-           "::ffff:127.0.0.1", "::ffff:8.8.8.8", "::ffff:1.1.1.1", "::ffff:10.0.0.1", "::ffff:c0a8:101",
-           "::ffff:169.254.169.254", "2001:db8::1", "2606:4700::1111", "64:ff9b::1.2.3.4", "2002:7f00:1::"]
+    ips = [
+        "127.0.0.1",
+        "127.1.2.3",
+        "10.0.0.1",
+        "172.16.5.4",
+        "172.32.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "100.64.0.1",
+        "8.8.8.8",
+        "1.1.1.1",
+        "::1",
+        "::",
+        "fe80::1",
+        "fc00::1",
+        "fd12:3456::1",  # noqa: S104
+        "::ffff:127.0.0.1",
+        "::ffff:8.8.8.8",
+        "::ffff:1.1.1.1",
+        "::ffff:10.0.0.1",
+        "::ffff:c0a8:101",
+        "::ffff:169.254.169.254",
+        "2001:db8::1",
+        "2606:4700::1111",
+        "64:ff9b::1.2.3.4",
+        "2002:7f00:1::",
+    ]
     batch = [{"host": h, "global_default": "collect", "rules": []} for ip in ips for h in (ip, f"[{ip}]", ip.upper())]
     assert_parity(batch)

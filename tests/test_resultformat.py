@@ -5,18 +5,36 @@ from __future__ import annotations
 from server.resultformat import cut, item_line, provenance, results_text
 from server.textcaps import is_boundary
 
-ITEM = {"id": 7, "kind": "turn", "role": "user", "text": "Why   do my\ntomato leaves turn yellow?",
-        "title": "Tomato blight", "source_url": "https://claude.ai/chat/4f1c", "source_host": "claude.ai",
-        "source_ref": "Tomato blight", "age": {"label": "3d", "granularity": "instant"}, "conversation_id": 2}
+ITEM = {
+    "id": 7,
+    "kind": "turn",
+    "role": "user",
+    "text": "Why   do my\ntomato leaves turn yellow?",
+    "title": "Tomato blight",
+    "source_url": "https://claude.ai/chat/4f1c",
+    "source_host": "claude.ai",
+    "source_ref": "Tomato blight",
+    "age": {"label": "3d", "granularity": "instant"},
+    "conversation_id": 2,
+}
 
 
 def test_provenance_names_url_site_kind_title_and_age() -> None:
-    assert provenance(ITEM) == {"kind": "turn", "id": 7, "url": "https://claude.ai/chat/4f1c", "site": "claude.ai",
-                                "title": "Tomato blight", "age": "3d",
-                                "snippet": "Why do my tomato leaves turn yellow?", "role": "user",
-                                "conversation_id": 2}
-    assert item_line(1, ITEM) == ("1. [turn (user)] Tomato blight — claude.ai, 3d\n"
-                                  "   https://claude.ai/chat/4f1c\n   Why do my tomato leaves turn yellow?")
+    assert provenance(ITEM) == {
+        "kind": "turn",
+        "id": 7,
+        "url": "https://claude.ai/chat/4f1c",
+        "site": "claude.ai",
+        "title": "Tomato blight",
+        "age": "3d",
+        "snippet": "Why do my tomato leaves turn yellow?",
+        "role": "user",
+        "conversation_id": 2,
+    }
+    assert item_line(1, ITEM) == (
+        "1. [turn (user)] Tomato blight — claude.ai, 3d\n"
+        "   https://claude.ai/chat/4f1c\n   Why do my tomato leaves turn yellow?"
+    )
 
 
 def test_no_results_says_what_was_searched() -> None:

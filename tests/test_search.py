@@ -29,7 +29,12 @@ async def test_a_sentence_finds_a_fact_with_provenance(api: Api) -> None:
     hit = results[0]
     assert hit["text"] == "My dog's name is Biscuit"
     assert (hit["source_url"], hit["source_host"], hit["source_ref"], hit["title"], hit["kind"]) == (
-        "https://https.example.com/Dogs", "https.example.com", "Pets", "Pets", "note")
+        "https://https.example.com/Dogs",
+        "https.example.com",
+        "Pets",
+        "Pets",
+        "note",
+    )
     assert hit["age"] == {"label": "just now", "granularity": "instant"}
 
 
@@ -56,8 +61,32 @@ async def test_bm25_ranks_the_denser_match_first(api: Api) -> None:
 
 @pytest.mark.parametrize(
     "q",
-    ['"', '""', "'", "(", ")", "a AND", "OR", "NOT x", "NEAR(a b)", "NEAR", "title:walnut", "body:x", "*", "^walnut",
-     "walnut*", "a - b", "{x}", "[x]", "+", ":", "\\", "'; DROP TABLE facts; --", "AND OR NOT", "\u0000x"],
+    [
+        '"',
+        '""',
+        "'",
+        "(",
+        ")",
+        "a AND",
+        "OR",
+        "NOT x",
+        "NEAR(a b)",
+        "NEAR",
+        "title:walnut",
+        "body:x",
+        "*",
+        "^walnut",
+        "walnut*",
+        "a - b",
+        "{x}",
+        "[x]",
+        "+",
+        ":",
+        "\\",
+        "'; DROP TABLE facts; --",
+        "AND OR NOT",
+        "\u0000x",
+    ],
 )
 async def test_operators_and_punctuation_are_words_never_errors(api: Api, q: str) -> None:
     await note(api, "https://a.example/1", "walnut title body near and or not")
@@ -117,8 +146,15 @@ async def test_forgotten_facts_are_not_found_and_undo_brings_them_back(api: Api)
 
 async def test_turns_and_clips_are_searched(api: Api) -> None:
     await api.post("/api/clips", {"url": "https://a.example/1", "title": "t", "text": "zephyr clip"})
-    await api.post("/api/captures", {"url": "https://chatgpt.com/c/1", "title": "t", "site": "chatgpt",
-                                     "turns": [{"role": "user", "text": "zephyr question"}]})
+    await api.post(
+        "/api/captures",
+        {
+            "url": "https://chatgpt.com/c/1",
+            "title": "t",
+            "site": "chatgpt",
+            "turns": [{"role": "user", "text": "zephyr question"}],
+        },
+    )
     kinds = {r["kind"] for r in await search(api, "zephyr")}
     assert kinds == {"clip", "turn"}
 
@@ -138,11 +174,27 @@ async def test_a_word_on_every_page_neither_drowns_a_rare_one_nor_scans_the_stor
     """Past WINDOW hits, ranking is bounded (newest WINDOW hits); a rare term wins the OR stage."""
     now = time.time()
     async with api.store.transaction() as conn:
-        await insert_fact(conn, stamp("https://old.example/q", "t"), kind="note", title="t",
-                          text="walnut quokka", valid_at=now, granularity=ages.INSTANT, now=now)
+        await insert_fact(
+            conn,
+            stamp("https://old.example/q", "t"),
+            kind="note",
+            title="t",
+            text="walnut quokka",
+            valid_at=now,
+            granularity=ages.INSTANT,
+            now=now,
+        )
         for i in range(search_mod.WINDOW + 50):
-            await insert_fact(conn, stamp(f"https://a.example/{i}", "t"), kind="note", title="t",
-                              text=f"walnut number {i}", valid_at=now, granularity=ages.INSTANT, now=now)
+            await insert_fact(
+                conn,
+                stamp(f"https://a.example/{i}", "t"),
+                kind="note",
+                title="t",
+                text=f"walnut number {i}",
+                valid_at=now,
+                granularity=ages.INSTANT,
+                now=now,
+            )
     results = await search(api, "walnut quokka zebra")  # no fact has all three
     assert [r["text"] for r in results] == ["walnut quokka"]
     results = await search(api, "walnut", limit=5)
@@ -156,15 +208,19 @@ async def test_long_queries_answer_json_never_a_bare_parser_error(api) -> None:
     assert status == 200, body
     status, body = await api.get("/api/search", params={"q": "a" * 4001})
     assert status == 413 and body["error"]["field"] == "query.q"
-    status, body = await api.get("/api/page-match", params={"url": "https://example.com/" + "é" * 4000, "title": "漢" * 2000})
+    status, body = await api.get(
+        "/api/page-match", params={"url": "https://example.com/" + "é" * 4000, "title": "漢" * 2000}
+    )
     assert status in (200, 400, 413) and isinstance(body, dict) and "error" in body or "tiers" in body
 
 
 async def test_any_term_stage_ranks_by_how_many_words_an_item_holds(api: Api) -> None:
     """A long turn holding four of the five asked words beats short notes holding one (bm25
     alone put the short, dense notes first: measured in bench/bench_search_quality.py)."""
-    long_turn = ("I get the following error when I add to the cart: Forbidden (CSRF token missing.) " +
-                 "and the rest of a long explanation about middleware, sessions and cookies. " * 150)
+    long_turn = (
+        "I get the following error when I add to the cart: Forbidden (CSRF token missing.) "
+        + "and the rest of a long explanation about middleware, sessions and cookies. " * 150
+    )
     await note(api, "https://chat.example/c/1", long_turn)
     for i, word in enumerate(["csrf", "token", "missing"]):
         await note(api, f"https://short.example/{i}", f"{word} here")  # one word each, short and dense
@@ -175,8 +231,12 @@ async def test_any_term_stage_ranks_by_how_many_words_an_item_holds(api: Api) ->
 
 async def test_any_term_stage_reaches_words_only_the_library_holds(api: Api) -> None:
     await note(api, "https://a.example/1", "taking the train tomorrow")
-    await add_document(api, "https://sport.example/eintracht", "Eintracht",
-                       "Axel Hellmann übernimmt den Vorstandsvorsitz bei Eintracht Frankfurt. " * 5)
+    await add_document(
+        api,
+        "https://sport.example/eintracht",
+        "Eintracht",
+        "Axel Hellmann übernimmt den Vorstandsvorsitz bei Eintracht Frankfurt. " * 5,
+    )
     results = await search(api, "Who is taking over at Eintracht Frankfurt, Axel Hellmann?")
     assert results[0]["source_url"] == "https://sport.example/eintracht"
     assert {r["kind"] for r in results} == {"document", "note"}  # control: the note's word matches too

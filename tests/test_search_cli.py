@@ -18,8 +18,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 async def wherefrom(settings: Settings, *args: str, port: int | None = None) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server", *args, "--port", str(port or settings.port),
-        "--data-dir", str(settings.data_dir), cwd=REPO, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "server",
+        *args,
+        "--port",
+        str(port or settings.port),
+        "--data-dir",
+        str(settings.data_dir),
+        cwd=REPO,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -28,12 +36,30 @@ async def wherefrom(settings: Settings, *args: str, port: int | None = None) -> 
 
 async def seed(api: Api) -> None:
     for path, body in [
-        ("/api/notes", {"url": "https://recipes.example/soup", "title": "Tomato soup",
-                        "text": "Roast the tomatoes with garlic before blending the soup"}),
-        ("/api/clips", {"url": "https://garden.example/beds", "title": "Raised beds",
-                        "text": "Tomatoes want eight hours of sun; a tomato cage helps"}),
-        ("/api/library/add_text", {"url": "https://extension.example/guide", "title": "Growing tomatoes",
-                                   "text": "A field guide to tomato varieties and staking."}),
+        (
+            "/api/notes",
+            {
+                "url": "https://recipes.example/soup",
+                "title": "Tomato soup",
+                "text": "Roast the tomatoes with garlic before blending the soup",
+            },
+        ),
+        (
+            "/api/clips",
+            {
+                "url": "https://garden.example/beds",
+                "title": "Raised beds",
+                "text": "Tomatoes want eight hours of sun; a tomato cage helps",
+            },
+        ),
+        (
+            "/api/library/add_text",
+            {
+                "url": "https://extension.example/guide",
+                "title": "Growing tomatoes",
+                "text": "A field guide to tomato varieties and staking.",
+            },
+        ),
     ]:
         assert (await api.post(path, body))[0] == 201
 
@@ -60,7 +86,8 @@ async def test_search_json_and_limit(api: Api, settings: Settings) -> None:
     _, panel = await api.get("/api/search", params={"q": "tomato", "limit": 2})
     assert got["query"] == "tomato" and len(got["results"]) == 2
     assert [(r["url"], r["site"], r["kind"], r["title"]) for r in got["results"]] == [
-        (r["source_url"], r["source_host"], r["kind"], r["title"]) for r in panel["results"]]
+        (r["source_url"], r["source_host"], r["kind"], r["title"]) for r in panel["results"]
+    ]
     assert all(r["age"] == "just now" and r["snippet"] for r in got["results"])
 
 

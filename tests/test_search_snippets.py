@@ -17,7 +17,7 @@ def marked(s: str) -> list[str]:
     """The marked words of a snippet."""
     out, rest = [], s
     while S in rest:
-        rest = rest[rest.index(S) + 1:]
+        rest = rest[rest.index(S) + 1 :]
         out.append(rest[: rest.index(E)])
     return out
 
@@ -73,8 +73,12 @@ async def test_html_in_stored_text_stays_text_in_the_snippet(api: Api) -> None:
 
 
 async def test_document_hits_are_marked_from_their_best_chunk(api: Api) -> None:
-    doc = await add_document(api, "https://docs.example/pecans", "Pecan orchards",
-                             "Orchards of pecans grow in Texas. " * 5 + "Harvest is in autumn.")
+    doc = await add_document(
+        api,
+        "https://docs.example/pecans",
+        "Pecan orchards",
+        "Orchards of pecans grow in Texas. " * 5 + "Harvest is in autumn.",
+    )
     await note(api, "https://a.example/n", "nothing to do with it: harvest moon")
     hits = await search(api, "pecan harvest")
     [d] = [h for h in hits if h["kind"] == "document"]
@@ -88,9 +92,15 @@ async def test_conversation_answer_has_its_header(api: Api) -> None:
     status, _ = await api.get("/api/conversations", params={"url": url})
     empty = (await api.get("/api/conversations", params={"url": url}))[1]
     assert status == 200 and empty["turns"] == [] and empty["title"] is None and empty["captured_at"] is None
-    status, _ = await api.post("/api/captures", {"url": url, "title": "Dog names", "site": "chatgpt",
-                                                 "turns": [{"role": "user", "text": "Name my dog"},
-                                                           {"role": "assistant", "text": "Biscuit"}]})
+    status, _ = await api.post(
+        "/api/captures",
+        {
+            "url": url,
+            "title": "Dog names",
+            "site": "chatgpt",
+            "turns": [{"role": "user", "text": "Name my dog"}, {"role": "assistant", "text": "Biscuit"}],
+        },
+    )
     assert status == 200
     status, body = await api.get("/api/conversations", params={"url": url})
     assert status == 200

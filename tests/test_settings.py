@@ -31,13 +31,34 @@ def test_every_setting_is_a_serve_option_and_in_the_docs_table(capsys: pytest.Ca
 
 
 def test_a_command_line_gives_the_settings_it_names() -> None:
-    args = build_parser().parse_args([
-        "serve", "--port", "5123", "--host", "::1", "--data-dir", "/srv/wf-x", "--log-level", "debug",
-        "--extension-id", "a" * 32, "--extension-id", "b" * 32, "--allow-private-fetch", "--ledger", "/srv/l.jsonl",
-    ])
+    args = build_parser().parse_args(
+        [
+            "serve",
+            "--port",
+            "5123",
+            "--host",
+            "::1",
+            "--data-dir",
+            "/srv/wf-x",
+            "--log-level",
+            "debug",
+            "--extension-id",
+            "a" * 32,
+            "--extension-id",
+            "b" * 32,
+            "--allow-private-fetch",
+            "--ledger",
+            "/srv/l.jsonl",
+        ]
+    )
     assert Settings.from_args(args) == Settings(
-        port=5123, host="::1", data_dir=Path("/srv/wf-x"), log_level="debug",
-        extension_ids=("a" * 32, "b" * 32), allow_private_fetch=True, ledger=Path("/srv/l.jsonl"),
+        port=5123,
+        host="::1",
+        data_dir=Path("/srv/wf-x"),
+        log_level="debug",
+        extension_ids=("a" * 32, "b" * 32),
+        allow_private_fetch=True,
+        ledger=Path("/srv/l.jsonl"),
     )
 
 

@@ -35,8 +35,11 @@ async def test_control_a_public_suffix_is_still_refused(api: Api, host: str) -> 
 
 
 async def test_a_forget_on_a_single_label_host_is_allowed(api: Api) -> None:
-    for url, text in (("http://intranet/wiki", "intranet wiki note"), ("http://intranet:8080/x", "other port"),
-                      ("https://example.com/a", "a public page")):
+    for url, text in (
+        ("http://intranet/wiki", "intranet wiki note"),
+        ("http://intranet:8080/x", "other port"),
+        ("https://example.com/a", "a public page"),
+    ):
         status, body = await api.post("/api/notes", {"url": url, "title": "T", "text": text})
         assert status == 201, body
     status, body = await api.post("/api/forget", {"host": "intranet", "dry_run": True})

@@ -16,14 +16,14 @@ SAMPLES = [
     "🧪" * 12,
     "e\u0301" * 8,
     "漢字かな" * 4,
-    "\U0001F468\u200d\U0001F469\u200d\U0001F467 family",  # ZWJ sequence: code points stay whole
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467 family",  # ZWJ sequence: code points stay whole
     "a" * 20,
 ]
 
 
 def _whole(prefix: str, text: str) -> None:
     assert text.startswith(prefix)
-    rest = text[len(prefix):]
+    rest = text[len(prefix) :]
     assert not rest or not unicodedata.combining(rest[0]), "a combining mark was cut from its base"
     assert not (prefix and "\ud800" <= prefix[-1] <= "\udbff"), "a lone high surrogate was left"
     prefix.encode("utf-8")  # encodable: no lone surrogate anywhere
@@ -63,7 +63,7 @@ def test_utf16_surrogate_pairs_are_not_split() -> None:
 
 
 def test_caps_are_characters_not_bytes() -> None:
-    assert cap("🧪" * 5, 3) == "🧪" * 3          # 12 bytes, 3 characters
+    assert cap("🧪" * 5, 3) == "🧪" * 3  # 12 bytes, 3 characters
     assert cap("漢" * 5, 5) == "漢" * 5
 
 
@@ -72,7 +72,9 @@ def test_negative_limit_is_an_error() -> None:
         cap("x", -1)
 
 
-_CAP_CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "cap-cases.json").read_text("utf-8"))["cases"]
+_CAP_CASES = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "cap-cases.json").read_text("utf-8"))[
+    "cases"
+]
 
 
 @pytest.mark.parametrize("case", _CAP_CASES, ids=[c["name"] for c in _CAP_CASES])

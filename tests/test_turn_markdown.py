@@ -23,10 +23,15 @@ async def conversation(api: Api) -> list[dict[str, str]]:
 
 
 async def test_markdown_is_stored_and_answered_byte_exact(api: Api) -> None:
-    status, _ = await api.post("/api/captures", capture([
-        {"role": "user", "text": "write f", "markdown": "write f\nplease"},
-        {"role": "assistant", "text": TEXT, "markdown": MD},
-    ]))
+    status, _ = await api.post(
+        "/api/captures",
+        capture(
+            [
+                {"role": "user", "text": "write f", "markdown": "write f\nplease"},
+                {"role": "assistant", "text": TEXT, "markdown": MD},
+            ]
+        ),
+    )
     assert status == 200
     turns = await conversation(api)
     assert turns == [
@@ -46,18 +51,30 @@ async def test_a_turn_without_markdown_answers_its_text(api: Api) -> None:
 
 async def test_same_text_new_markdown_updates_the_markdown_only(api: Api) -> None:
     await api.post("/api/captures", capture([("user", "q"), ("assistant", TEXT)]))
-    status, body = await api.post("/api/captures", capture([
-        {"role": "user", "text": "q"}, {"role": "assistant", "text": TEXT, "markdown": MD},
-    ]))
+    status, body = await api.post(
+        "/api/captures",
+        capture(
+            [
+                {"role": "user", "text": "q"},
+                {"role": "assistant", "text": TEXT, "markdown": MD},
+            ]
+        ),
+    )
     assert status == 200 and body["added"] == 0
     assert (await conversation(api))[1]["markdown"] == MD
 
 
 async def test_search_indexes_the_text_not_the_markdown(api: Api) -> None:
     md = "Plain words here.\n\n```\nzebracorn_marker = 1\n```"
-    await api.post("/api/captures", capture([
-        {"role": "user", "text": "q"}, {"role": "assistant", "text": "Plain words here.", "markdown": md},
-    ]))
+    await api.post(
+        "/api/captures",
+        capture(
+            [
+                {"role": "user", "text": "q"},
+                {"role": "assistant", "text": "Plain words here.", "markdown": md},
+            ]
+        ),
+    )
     status, body = await api.get("/api/search", params={"q": "zebracorn_marker"})
     assert status == 200 and body["results"] == []
     status, body = await api.get("/api/search", params={"q": "plain words"})
@@ -66,9 +83,14 @@ async def test_search_indexes_the_text_not_the_markdown(api: Api) -> None:
 
 async def test_markdown_over_the_limit_is_refused_whole(api: Api) -> None:
     big = "x" * (limits.MARKDOWN_CHARS + 1)
-    status, body = await api.post("/api/captures", capture([
-        {"role": "user", "text": "q", "markdown": big},
-    ]))
+    status, body = await api.post(
+        "/api/captures",
+        capture(
+            [
+                {"role": "user", "text": "q", "markdown": big},
+            ]
+        ),
+    )
     assert status == 413 and body["error"]["code"]
     assert await conversation(api) == []
 
@@ -77,9 +99,15 @@ async def test_page_match_cuts_markdown_without_leaving_a_fence_open(api: Api) -
     long_code = "\n".join(f"    line_{n} = {n}" for n in range(4000))
     md = f"Intro\n\n```python\n{long_code}\n```\n\nafter"
     assert len(md) > facts.ANSWER_MARKDOWN_CHARS
-    await api.post("/api/captures", capture([
-        {"role": "user", "text": "q"}, {"role": "assistant", "text": "Intro code after", "markdown": md},
-    ]))
+    await api.post(
+        "/api/captures",
+        capture(
+            [
+                {"role": "user", "text": "q"},
+                {"role": "assistant", "text": "Intro code after", "markdown": md},
+            ]
+        ),
+    )
     status, match = await api.get("/api/page-match", params={"url": CHAT, "title": "Dog names"})
     assert status == 200
     shown = [f["markdown"] for f in match["tiers"]["exact"] if f.get("role") == "assistant"]

@@ -26,10 +26,25 @@ from tests.conftest import skip_unless_optional
 REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("WF_CHROMIUM", "/usr/bin/chromium")
 CASES = json.loads((REPO / "fixtures" / "url-cases.json").read_text("utf-8"))["cases"]
-ISSUE_15 = [f"http://{h}:8080/x" for h in (
-    "127。0。0。1", "１２７.0.0.1", "2130706433", "0177.0.0.1", "0x7f000001", "127.1", "chase%2Ecom",
-    "[::ffff:127.0.0.1]", "[::127.0.0.1]", "xn--a", "exa mple.com", "exa%00mple", "a..b", "intranet",
-)]
+ISSUE_15 = [
+    f"http://{h}:8080/x"
+    for h in (
+        "127。0。0。1",
+        "１２７.0.0.1",
+        "2130706433",
+        "0177.0.0.1",
+        "0x7f000001",
+        "127.1",
+        "chase%2Ecom",
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "xn--a",
+        "exa mple.com",
+        "exa%00mple",
+        "a..b",
+        "intranet",
+    )
+]
 CHROMIUM_STRICTER = {"http://1.ي/x"}
 HAVE_CHROMIUM = Path(CHROMIUM).exists()
 URLS_JS_SOURCE = (REPO / "extension" / "shared" / "urls.js").read_text("utf-8")
@@ -73,12 +88,18 @@ def server_answer(url: str) -> str | None:
 async def test_chromium_and_the_server_agree_on_every_vector(chromium: Any) -> None:
     urls = [c["url"] for c in CASES] + ISSUE_15
     got = await in_chromium(chromium, urls)
-    diffs = [(u, server_answer(u), g) for u, g in zip(urls, got, strict=True)
-             if server_answer(u) != g and u not in CHROMIUM_STRICTER]
+    diffs = [
+        (u, server_answer(u), g)
+        for u, g in zip(urls, got, strict=True)
+        if server_answer(u) != g and u not in CHROMIUM_STRICTER
+    ]
     assert not diffs, json.dumps(diffs, ensure_ascii=False, indent=1)
     expected = {c["url"]: c["expect"] for c in CASES}
-    wrong = [(u, expected[u], g) for u, g in zip(urls, got, strict=True) if u in expected and g != expected[u]
-             and u not in CHROMIUM_STRICTER]
+    wrong = [
+        (u, expected[u], g)
+        for u, g in zip(urls, got, strict=True)
+        if u in expected and g != expected[u] and u not in CHROMIUM_STRICTER
+    ]
     assert not wrong, json.dumps(wrong, ensure_ascii=False, indent=1)
 
 
@@ -87,8 +108,10 @@ async def test_control_chromium_itself_accepts_what_urls_js_refuses(chromium: An
     """Without urls.js's own checks Chromium would give these hosts: the check is doing work."""
     page = await chromium.new_page()
     try:
-        hosts = await page.evaluate("(urls) => urls.map((u) => { try { return new URL(u).hostname } catch { return null } })",
-                                    ["http://xn--a/", "http://exa mple.com/"])
+        hosts = await page.evaluate(
+            "(urls) => urls.map((u) => { try { return new URL(u).hostname } catch { return null } })",
+            ["http://xn--a/", "http://exa mple.com/"],
+        )
     finally:
         await page.close()
     if hosts == [None, None]:

@@ -50,7 +50,10 @@ def js_answers(urls: list[str]) -> list[str | None]:
         batch.write_text(json.dumps(urls), "utf-8")
         proc = subprocess.run(  # noqa: S603 - fixed argv, our own script
             [str(NODE), "--input-type=module", "-e", NODE_SCRIPT, str(URLS_JS), str(batch)],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
     assert proc.returncode == 0, f"node failed:\n{proc.stderr}"
     out: list[str | None] = json.loads(proc.stdout)
@@ -73,25 +76,68 @@ def assert_parity(urls: list[str]) -> None:
 
 DOTS = ".。．｡"
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
-IPV4_FORMS = st.integers(0, 2**32 - 1).flatmap(lambda n: st.sampled_from([
-    ".".join(str((n >> s) & 255) for s in (24, 16, 8, 0)),
-    str(n), hex(n), "0" + oct(n)[2:],
-    f"{n >> 24}.{n & 0xFFFFFF}", f"{n >> 24}.{(n >> 16) & 255}.{n & 0xFFFF}",
-    ".".join(hex((n >> s) & 255) for s in (24, 16, 8, 0)),
-    ".".join("0" + oct((n >> s) & 255)[2:] for s in (24, 16, 8, 0)),
-]))
+IPV4_FORMS = st.integers(0, 2**32 - 1).flatmap(
+    lambda n: st.sampled_from(
+        [
+            ".".join(str((n >> s) & 255) for s in (24, 16, 8, 0)),
+            str(n),
+            hex(n),
+            "0" + oct(n)[2:],
+            f"{n >> 24}.{n & 0xFFFFFF}",
+            f"{n >> 24}.{(n >> 16) & 255}.{n & 0xFFFF}",
+            ".".join(hex((n >> s) & 255) for s in (24, 16, 8, 0)),
+            ".".join("0" + oct((n >> s) & 255)[2:] for s in (24, 16, 8, 0)),
+        ]
+    )
+)
 LABEL = st.from_regex(r"[a-zA-Z0-9]([a-zA-Z0-9-]{0,10}[a-zA-Z0-9])?", fullmatch=True) | st.text(
-    alphabet="abcüößéаеоß中文ひカ-", min_size=1, max_size=8)
+    alphabet="abcüößéаеоß中文ひカ-", min_size=1, max_size=8
+)
 NAME = st.lists(LABEL, min_size=1, max_size=4).map(".".join)
-IPV6 = st.ip_addresses(v=6).map(lambda ip: f"[{ip}]") | st.sampled_from([
-    "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[0:0:0:0:0:ffff:7f00:1]", "[64:ff9b::127.0.0.1]", "[::1]", "[::]",
-    "[fe80::1%25eth0]", "[::1", "[127.0.0.1]", "[v1.x]",
-])
-ODD = st.sampled_from([
-    "chase%2Ecom", "CHASE%2ecom", "%63hase.com", "exa%00mple.com", "%zz", "a..b", "xn--a", "xn--zca", "a b", "a<b",
-    "", ".", "..", "256.0.0.1", "4294967296", "0x100000000", "1.2.3.4.5", "1.2.3.09", "a.0", "a.0x1", "intranet",
-    "\u00ad", "a\u00adb", "\u200d.com", "ＥＸＡＭＰＬＥ.com", "ｅｘａｍｐｌｅ。ｃｏｍ",
-])
+IPV6 = st.ip_addresses(v=6).map(lambda ip: f"[{ip}]") | st.sampled_from(
+    [
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "[0:0:0:0:0:ffff:7f00:1]",
+        "[64:ff9b::127.0.0.1]",
+        "[::1]",
+        "[::]",
+        "[fe80::1%25eth0]",
+        "[::1",
+        "[127.0.0.1]",
+        "[v1.x]",
+    ]
+)
+ODD = st.sampled_from(
+    [
+        "chase%2Ecom",
+        "CHASE%2ecom",
+        "%63hase.com",
+        "exa%00mple.com",
+        "%zz",
+        "a..b",
+        "xn--a",
+        "xn--zca",
+        "a b",
+        "a<b",
+        "",
+        ".",
+        "..",
+        "256.0.0.1",
+        "4294967296",
+        "0x100000000",
+        "1.2.3.4.5",
+        "1.2.3.09",
+        "a.0",
+        "a.0x1",
+        "intranet",
+        "\u00ad",
+        "a\u00adb",
+        "\u200d.com",
+        "ＥＸＡＭＰＬＥ.com",
+        "ｅｘａｍｐｌｅ。ｃｏｍ",
+    ]
+)
 
 
 @st.composite
@@ -123,16 +169,29 @@ def urls(draw: st.DrawFn) -> str:
 
 
 # No shrinking: a failing batch already names each disagreeing URL.
-@settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(urls(), min_size=30, max_size=100))
 def test_generated_urls_normalise_alike(batch: list[str]) -> None:
     assert_parity(batch)
 
 
 def test_the_issue_15_forms_normalise_alike_and_to_loopback() -> None:
-    forms = ["127。0。0。1", "１２７.0.0.1", "2130706433", "0177.0.0.1", "0x7f000001", "127.1", "0x7f.1",
-             "127．0．0．1", "127%E3%80%820%E3%80%820%E3%80%821"]
+    forms = [
+        "127。0。0。1",
+        "１２７.0.0.1",
+        "2130706433",
+        "0177.0.0.1",
+        "0x7f000001",
+        "127.1",
+        "0x7f.1",
+        "127．0．0．1",
+        "127%E3%80%820%E3%80%820%E3%80%821",
+    ]
     batch = [f"http://{h}:8080/secret" for h in forms]
     assert_parity(batch)
     assert {py_answer(u) for u in batch} == {"http://127.0.0.1:8080/secret"}

@@ -15,8 +15,8 @@ SUB_PAGE = f"https://www.{OFF_HOST}/lantern"
 CHAT = f"https://{OFF_HOST}/chat/1"
 DOC = f"https://{OFF_HOST}/saved"
 OTHER = "https://other.example/reading"
-WORD = "quillwort"          # in every item from offlater.example, and in the other page's title
-OTHER_WORD = "bracken"      # only in the control note of other.example
+WORD = "quillwort"  # in every item from offlater.example, and in the other page's title
+OTHER_WORD = "bracken"  # only in the control note of other.example
 
 
 async def ok(api: Api, method: str, path: str, **kw: Any) -> Any:
@@ -28,10 +28,26 @@ async def ok(api: Api, method: str, path: str, **kw: Any) -> Any:
 async def seed(api: Api) -> int:
     await ok(api, "POST", "/api/notes", json={"url": PAGE, "title": "Walnut", "text": f"{WORD} note on the page"})
     await ok(api, "POST", "/api/notes", json={"url": SUB_PAGE, "title": "Lantern", "text": f"{WORD} from a subdomain"})
-    await ok(api, "POST", "/api/captures", json={"url": CHAT, "title": "A chat", "site": "x", "turns": [
-        {"role": "user", "text": f"tell me about {WORD}"}, {"role": "assistant", "text": f"{WORD} is a fern ally"}]})
-    doc = await ok(api, "POST", "/api/library/add_text", json={
-        "url": DOC, "title": f"{WORD} handbook", "text": f"The {WORD} handbook. " * 40})
+    await ok(
+        api,
+        "POST",
+        "/api/captures",
+        json={
+            "url": CHAT,
+            "title": "A chat",
+            "site": "x",
+            "turns": [
+                {"role": "user", "text": f"tell me about {WORD}"},
+                {"role": "assistant", "text": f"{WORD} is a fern ally"},
+            ],
+        },
+    )
+    doc = await ok(
+        api,
+        "POST",
+        "/api/library/add_text",
+        json={"url": DOC, "title": f"{WORD} handbook", "text": f"The {WORD} handbook. " * 40},
+    )
     await ok(api, "POST", "/api/notes", json={"url": OTHER, "title": "Other", "text": f"{OTHER_WORD} control note"})
     return int(doc["document"]["id"])
 
@@ -81,13 +97,13 @@ async def test_off_hides_every_item_of_the_site_and_collect_shows_them_again(api
     await ok(api, "PUT", "/api/site-mode", json={"host": OFF_HOST, "mode": "off"})
     after = await seen(api, doc_id)
     assert after["exact"] == after["site"] == after["documents"] == 0
-    assert after["related"] == []                      # not even from another site's page
+    assert after["related"] == []  # not even from another site's page
     assert after["probe"] == (0, 0)
     assert after["search"] == []
     assert after["turns"] == 0
     assert after["library"] == [] and after["document"] == 404
     assert after["activity_urls"] == [OTHER] and after["activity_text"] == []
-    assert after["control"] == ["other.example"]       # the rule hides one site, not everything
+    assert after["control"] == ["other.example"]  # the rule hides one site, not everything
     # the person's own rule change stays in the log (a host, no page)
     _, log = await api.get("/api/activity")
     assert any(a["kind"] == "rule" and a["source_host"] == OFF_HOST for a in log["activity"])

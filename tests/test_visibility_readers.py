@@ -38,7 +38,7 @@ NOT_READERS = {
     "server/dataio/importer.py:import_batch": "the import writer finds a note or clip it already holds (forgotten too)",
     "server/dataio/importer.py:_exists": "the import writer finds the conversation row it adds to",
     "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
-    "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out because the site is off; no item",
+    "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
 }
 
@@ -65,8 +65,22 @@ def item_tables() -> dict[str, str]:
     return found
 
 
-_KEYWORDS = {"WHERE", "ON", "JOIN", "LEFT", "INNER", "CROSS", "NATURAL", "ORDER", "GROUP", "LIMIT", "USING",
-             "UNION", "AND", "OR"}
+_KEYWORDS = {
+    "WHERE",
+    "ON",
+    "JOIN",
+    "LEFT",
+    "INNER",
+    "CROSS",
+    "NATURAL",
+    "ORDER",
+    "GROUP",
+    "LIMIT",
+    "USING",
+    "UNION",
+    "AND",
+    "OR",
+}
 
 
 def references(sql: str, tables: dict[str, str]) -> list[tuple[str, str]]:
@@ -76,7 +90,9 @@ def references(sql: str, tables: dict[str, str]) -> list[tuple[str, str]]:
         return []
     names = "|".join(re.escape(t) for t in sorted(tables, key=len, reverse=True))
     out = []
-    for m in re.finditer(rf"\b(?:FROM|JOIN)\s+[\"`\[]?({names})\b[\"`\]]?(?=(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?)", text, re.I):
+    for m in re.finditer(
+        rf"\b(?:FROM|JOIN)\s+[\"`\[]?({names})\b[\"`\]]?(?=(?:\s+(?:AS\s+)?([A-Za-z_]\w*))?)", text, re.I
+    ):
         table, alias = m.group(1), m.group(2)
         if alias is None or alias.upper() in _KEYWORDS:
             alias = table
@@ -129,8 +145,13 @@ def _sql(node: ast.AST, constants: dict[str, tuple[str, str]]) -> _Sql | None:
 
 
 def _visit(
-    node: ast.AST, owner: str, module: str, constants: dict[str, tuple[str, str]], tables: dict[str, str],
-    found: set[str], bad: set[str],
+    node: ast.AST,
+    owner: str,
+    module: str,
+    constants: dict[str, tuple[str, str]],
+    tables: dict[str, str],
+    found: set[str],
+    bad: set[str],
 ) -> None:
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return  # a docstring
@@ -159,7 +180,6 @@ def _visit(
             _visit(child, name, module, constants, tables, found, bad)
         else:
             _visit(child, owner, module, constants, tables, found, bad)
-
 
 
 def bypassing_readers(sources: dict[str, str], tables: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -193,10 +213,16 @@ def test_the_item_tables_are_the_ones_the_rule_knows() -> None:
 def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
     found, bad = bypassing_readers(server_sources(), item_tables())
     # the readers this test must see (so that it cannot pass by finding nothing)
-    for reader in ("server/memory/pagematch.py:page_match", "server/memory/pagematch.py:page_probe",
-                   "server/memory/search.py:_RANK_ALL_SQL", "server/memory/captures.py:conversation_turns",
-                   "server/library/queries.py:list_documents", "server/library/queries.py:get_document",
-                   "server/library/queries.py:search_chunks", "server/memory/activity_log.py:recent"):
+    for reader in (
+        "server/memory/pagematch.py:page_match",
+        "server/memory/pagematch.py:page_probe",
+        "server/memory/search.py:_RANK_ALL_SQL",
+        "server/memory/captures.py:conversation_turns",
+        "server/library/queries.py:list_documents",
+        "server/library/queries.py:get_document",
+        "server/library/queries.py:search_chunks",
+        "server/memory/activity_log.py:recent",
+    ):
         assert reader in found, reader
     unexplained = [b for b in bad if b not in NOT_READERS]
     assert unexplained == [], f"readers of stored items that skip server.governance.visibility.visible(): {unexplained}"
@@ -205,7 +231,7 @@ def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
 
 
 SYNTHETIC = {
-    "server/evil.py": '''
+    "server/evil.py": """
 from server.governance.visibility import visible
 
 VISIBLE_F = visible("facts", "f")
@@ -235,15 +261,18 @@ async def good_fts(store):
 
 async def a_write(conn):
     await conn.execute("UPDATE facts SET invalid_at = 1 WHERE source_host = ?", ("a",))
-''',
+""",
 }
 
 
 def test_the_check_fails_on_readers_that_bypass_the_rule() -> None:
     found, bad = bypassing_readers(SYNTHETIC, item_tables())
     assert bad == [
-        "server/evil.py:FTS_ONLY", "server/evil.py:sneaky_concat", "server/evil.py:sneaky_list",
-        "server/evil.py:sneaky_literal", "server/evil.py:sneaky_wrong_alias",
+        "server/evil.py:FTS_ONLY",
+        "server/evil.py:sneaky_concat",
+        "server/evil.py:sneaky_list",
+        "server/evil.py:sneaky_literal",
+        "server/evil.py:sneaky_wrong_alias",
     ]
     assert {"server/evil.py:good", "server/evil.py:good_fts", "server/evil.py:GOOD_CONST_SQL"} <= set(found)
     assert "server/evil.py:a_write" not in found

@@ -16,14 +16,18 @@ from tests.server_process import ServerProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
-PAGE = "<html><head><title>Walnuts</title></head><body><article>" + "<p>Walnuts keep well in a cool place.</p>" * 40 \
+PAGE = (
+    "<html><head><title>Walnuts</title></head><body><article>"
+    + "<p>Walnuts keep well in a cool place.</p>" * 40
     + "</article></body></html>"
+)
 
 
 def start_with_worker(tmp_path: Path) -> tuple[ServerProcess, list[int]]:
     server = ServerProcess(tmp_path / "data").start()
-    status, body = server.call("POST", "/api/library/add_text",
-                               {"url": "https://example.com/walnuts", "title": "Walnuts", "html": PAGE})
+    status, body = server.call(
+        "POST", "/api/library/add_text", {"url": "https://example.com/walnuts", "title": "Walnuts", "html": PAGE}
+    )
     assert status == 201, body
     assert server.proc is not None
     kids = processes.descendants(server.proc.pid)

@@ -57,9 +57,7 @@ def capture_settle_s(source: Path = CAPTURE_JS) -> float:
     QUIET_MS in capture.js). Read from the script so the idle follows the extension: a longer
     QUIET_MS lengthens the window instead of silently outliving it."""
     text = source.read_text("utf-8")
-    found = {
-        name: re.search(rf"\b{name}\s*=\s*(\d+)\s*;", text) for name in ("DEBOUNCE_MS", "QUIET_MS")
-    }
+    found = {name: re.search(rf"\b{name}\s*=\s*(\d+)\s*;", text) for name in ("DEBOUNCE_MS", "QUIET_MS")}
     missing = [n for n, m in found.items() if m is None]
     if missing:
         raise FarmError(f"{source}: cannot read {missing}; the Phase A idle is derived from them")
@@ -124,9 +122,7 @@ async def wait_streams_done(pages: list[Any]) -> None:
             ) from exc
 
 
-async def exercise(
-    page: Any, other: Any, sw: Any, *, nonce: str, streaming: bool
-) -> dict[str, Any]:
+async def exercise(page: Any, other: Any, sw: Any, *, nonce: str, streaming: bool) -> dict[str, Any]:
     """Load is done; now: tabs back and forth, type, select, tabs again, the stream to its end,
     a last round of tabs, then idle (the capture script's settle time after the last action).
     Returns the typed and selected text and how long each step took (`steps`, seconds)."""

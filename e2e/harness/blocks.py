@@ -86,14 +86,14 @@ def parse_blocks(md: str) -> list[dict[str, Any]]:
             j = i + 1
             while j < len(lines) and lines[j].strip() != fence.group(1):
                 j += 1
-            out.append({"kind": "code", "lang": fence.group(2).lower() or None, "code": "\n".join(lines[i + 1:j])})
+            out.append({"kind": "code", "lang": fence.group(2).lower() or None, "code": "\n".join(lines[i + 1 : j])})
             i = j + 1
             continue
         if line.strip() == "$$":
             j = i + 1
             while j < len(lines) and lines[j].strip() != "$$":
                 j += 1
-            out.append({"kind": "math", "tex": collapse(" ".join(lines[i + 1:j])), "display": True})
+            out.append({"kind": "math", "tex": collapse(" ".join(lines[i + 1 : j])), "display": True})
             i = j + 1
             continue
         if line.startswith("|"):
@@ -126,7 +126,7 @@ def parse_blocks(md: str) -> list[dict[str, Any]]:
                     j = i + 1
                     while j < len(lines) and lines[j].strip() != "$$":
                         j += 1
-                    tex = collapse(" ".join(x.strip() for x in lines[i + 1:j]))
+                    tex = collapse(" ".join(x.strip() for x in lines[i + 1 : j]))
                     items[-1].append(f"${tex}$")
                     inner.append({"kind": "math", "tex": tex, "display": True})
                     i = j + 1
@@ -136,8 +136,10 @@ def parse_blocks(md: str) -> list[dict[str, Any]]:
                     items.append([m.group(2)])
                 elif cur.startswith((" ", "\t")) and cur.strip() and items:
                     items[-1].append(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", cur))
-                elif not cur.strip() and i + 1 < len(lines) and (
-                    _ITEM.match(lines[i + 1]) or lines[i + 1].startswith((" ", "\t"))
+                elif (
+                    not cur.strip()
+                    and i + 1 < len(lines)
+                    and (_ITEM.match(lines[i + 1]) or lines[i + 1].startswith((" ", "\t")))
                 ):
                     pass
                 else:
@@ -168,12 +170,18 @@ def _same(kind: str) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
     if kind == "code":
         return lambda w, g: w["code"] == g["code"] and (w.get("lang") or None) == (g.get("lang") or None)
     if kind == "table":
-        return lambda w, g: len(w["rows"]) == len(g["rows"]) and all(
-            len(a) == len(b) and all(same_text(x, y) for x, y in zip(a, b, strict=True))
-            for a, b in zip(w["rows"], g["rows"], strict=True))
+        return lambda w, g: (
+            len(w["rows"]) == len(g["rows"])
+            and all(
+                len(a) == len(b) and all(same_text(x, y) for x, y in zip(a, b, strict=True))
+                for a, b in zip(w["rows"], g["rows"], strict=True)
+            )
+        )
     if kind == "list":
-        return lambda w, g: len(w["items"]) == len(g["items"]) and all(
-            same_text(x, y) for x, y in zip(w["items"], g["items"], strict=True))
+        return lambda w, g: (
+            len(w["items"]) == len(g["items"])
+            and all(same_text(x, y) for x, y in zip(w["items"], g["items"], strict=True))
+        )
     if kind == "heading":
         return lambda w, g: collapse(w["text"]) == g["text"]
     if kind == "math":

@@ -175,9 +175,7 @@ class Browser:
                         )
                     return w
             if time.monotonic() > deadline:
-                raise FarmError(
-                    "the extension's service worker did not start (is background/main.js loadable?)"
-                )
+                raise FarmError("the extension's service worker did not start (is background/main.js loadable?)")
             try:
                 await self.context.wait_for_event(
                     "serviceworker", timeout=max(100, (deadline - time.monotonic()) * 1000)
@@ -192,11 +190,7 @@ class Browser:
                 ctx = "service_worker"
             else:
                 page_url = request.frame.page.url
-                ctx = (
-                    "extension_page"
-                    if page_url.startswith(EXTENSION_ORIGIN)
-                    else f"page:{page_url}"
-                )
+                ctx = "extension_page" if page_url.startswith(EXTENSION_ORIGIN) else f"page:{page_url}"
         except Exception:  # noqa: BLE001, S110
             pass
         self.seen.append({"method": request.method, "url": request.url, "context": ctx})
@@ -240,7 +234,8 @@ class Browser:
 
     async def registered_scripts(self) -> list[dict[str, Any]]:
         return await self.sw.evaluate(
-            "() => chrome.scripting.getRegisteredContentScripts().then(l => l.map(s => ({id: s.id, matches: s.matches})))"
+            "() => chrome.scripting.getRegisteredContentScripts()"
+            ".then(l => l.map(s => ({id: s.id, matches: s.matches})))"
         )
 
     async def wait_registered(self, site: str, within: float = 10.0) -> bool:
@@ -253,7 +248,8 @@ class Browser:
 
     async def tab_id(self, url: str) -> int | None:
         return await self.sw.evaluate(
-            "u => chrome.tabs.query({}).then(ts => { const t = ts.find(t => t.url === u || t.pendingUrl === u); return t ? t.id : null; })",
+            "u => chrome.tabs.query({}).then(ts => {"
+            " const t = ts.find(t => t.url === u || t.pendingUrl === u); return t ? t.id : null; })",
             url,
         )
 
@@ -266,20 +262,14 @@ class Browser:
         page.on("console", lambda m: self.console.append(f"page {m.type}: {m.text}"))
         return page
 
-    async def open_panel(
-        self, tab_id: int | None = None, *, view: str | None = None, settled: bool = False
-    ) -> Any:
+    async def open_panel(self, tab_id: int | None = None, *, view: str | None = None, settled: bool = False) -> Any:
         """The side panel page, opened as a tab (?tabId= says which tab it is about, ?view= which
         view to show). settled: wait until the panel has checked its connection."""
         page = await self.new_page()
         query = {k: str(v) for k, v in (("tabId", tab_id), ("view", view)) if v is not None}
-        await page.goto(
-            f"{EXTENSION_ORIGIN}/sidepanel/index.html" + (f"?{urlencode(query)}" if query else "")
-        )
+        await page.goto(f"{EXTENSION_ORIGIN}/sidepanel/index.html" + (f"?{urlencode(query)}" if query else ""))
         if settled:
-            await page.wait_for_function(
-                "() => document.getElementById('conn').textContent !== '…'"
-            )
+            await page.wait_for_function("() => document.getElementById('conn').textContent !== '…'")
         return page
 
     async def web_tab(self, url: str, html: str) -> tuple[Any, int]:
@@ -291,14 +281,10 @@ class Browser:
         page = await self.new_page()
         await page.route(url, fulfil)
         await page.goto(url)
-        tab_id = await self.sw.evaluate(
-            "async (u) => (await chrome.tabs.query({url: u}))[0].id", url
-        )
+        tab_id = await self.sw.evaluate("async (u) => (await chrome.tabs.query({url: u}))[0].id", url)
         return page, int(tab_id)
 
-    async def panel_message(
-        self, panel: Any, type_: str, payload: dict[str, Any] | None = None
-    ) -> Any:
+    async def panel_message(self, panel: Any, type_: str, payload: dict[str, Any] | None = None) -> Any:
         return await panel.evaluate(
             "([t, p]) => chrome.runtime.sendMessage({type: t, payload: p})", [type_, payload or {}]
         )
@@ -316,10 +302,7 @@ class Browser:
             await cdp.detach()
         return any(
             c.get("auxData", {}).get("type") == "isolated"
-            and (
-                str(c.get("origin", "")).startswith(EXTENSION_ORIGIN)
-                or c.get("name") == "Wherefrom"
-            )
+            and (str(c.get("origin", "")).startswith(EXTENSION_ORIGIN) or c.get("name") == "Wherefrom")
             for c in found
         )
 

@@ -208,10 +208,7 @@ def _count(rows: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
 
 def skipped(matrix: Mapping[str, Any]) -> int:
     return sum(
-        status(r) == "skip"
-        for e in matrix.get("sites", {}).values()
-        for rows in e.values()
-        for r in rows.values()
+        status(r) == "skip" for e in matrix.get("sites", {}).values() for rows in e.values() for r in rows.values()
     )
 
 
@@ -224,14 +221,10 @@ def counts(matrix: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
     green = [site_status(e) in ("pass", "skip") for e in chat]
     return {
         "sites": (sum(green), len(green)),
-        "A": _count(
-            r for e in chat for k, r in e.get("phase_a", {}).items() if k in PHASE_A_WINDOWS
-        ),
+        "A": _count(r for e in chat for k, r in e.get("phase_a", {}).items() if k in PHASE_A_WINDOWS),
         "B": _count(r for e in chat for r in e.get("phase_b", {}).values()),
         "real": _count(r for e in chat for r in e.get("real_pages", {}).values()),
-        "self": _count(
-            r for e in own for b, rows in e.items() if b != "real_pages" for r in rows.values()
-        ),
+        "self": _count(r for e in own for b, rows in e.items() if b != "real_pages" for r in rows.values()),
     }
 
 

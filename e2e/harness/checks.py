@@ -70,7 +70,10 @@ def needles_for(
 
 
 def violations(
-    records: Iterable[Record], *, own_hosts: Iterable[str], needles: list[str] | None,
+    records: Iterable[Record],
+    *,
+    own_hosts: Iterable[str],
+    needles: list[str] | None,
     server_ports: Iterable[int] = (),
 ) -> list[Violation]:
     """needles None: every relevant request is a violation (page memory off: zero requests at all).

@@ -98,9 +98,7 @@ class Farm:
             await asyncio.sleep(0.3)
 
         def lines(c: Counter[tuple[str, str, str]]) -> str:
-            return "\n".join(
-                f"  {n}x {m} {p}{'?' + q if q else ''}" for (m, p, q), n in sorted(c.items())
-            )
+            return "\n".join(f"  {n}x {m} {p}{'?' + q if q else ''}" for (m, p, q), n in sorted(c.items()))
 
         raise AssertionError(
             "the tap and the server's ledger disagree\n"
@@ -117,9 +115,7 @@ class Farm:
         return self.browser.sw
 
     async def configure(self, *, page_memory: bool, disclosure: bool | None = None) -> None:
-        await self.browser.configure(
-            self.server.url, self.server.token, page_memory=page_memory, disclosure=disclosure
-        )
+        await self.browser.configure(self.server.url, self.server.token, page_memory=page_memory, disclosure=disclosure)
 
     async def refresh_policy(self, keep_open: bool = False) -> Any:
         """Make the worker fetch GET /api/policy now (the panel's refresh) and re-register its
@@ -140,9 +136,7 @@ class Farm:
             await panel.close()
         if not isinstance(answer, dict) or not answer.get("ok"):
             errors = [line for line in self.browser.console if line.startswith("sw error")][-3:]
-            raise FarmError(
-                f"the extension could not load the policy: {answer}; worker console: {errors}"
-            )
+            raise FarmError(f"the extension could not load the policy: {answer}; worker console: {errors}")
         return panel if keep_open else answer
 
     async def open(self, url: str, fixture: Any | None = None) -> Any:

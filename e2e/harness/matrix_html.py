@@ -115,10 +115,7 @@ def _value(key: str, value: Any) -> str:
             return ", ".join(f"{_esc(k)} {_esc(v)} s" for k, v in value.items())
         return ", ".join(f"{_esc(k)}: {_esc(v)}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(
-            _esc(json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v)
-            for v in value
-        )
+        return ", ".join(_esc(json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v) for v in value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     return _esc(value)
@@ -142,9 +139,7 @@ def _details(row: Mapping[str, Any], report_dir: Path | None) -> str:
     return out
 
 
-def chip(
-    row: Mapping[str, Any] | None, name: str, report_dir: Path | None = None, *, show_name: bool = True
-) -> str:
+def chip(row: Mapping[str, Any] | None, name: str, report_dir: Path | None = None, *, show_name: bool = True) -> str:
     """One cell: mark, name (unless its column says it), the number that matters; opens on the
     whole row."""
     r: Mapping[str, Any] = row or {"outcome": "not_run"}
@@ -165,10 +160,11 @@ def chip(
 def _chips(rows: Mapping[str, Mapping[str, Any]], report_dir: Path | None) -> str:
     if not rows:
         return "<span class=none>—</span>"  # the cell gets class `empty` (hidden when narrow)
-    return "<div class=chips>" + "".join(
-        chip(r, label(r) if r.get("phase") == "phase_a" else k, report_dir)
-        for k, r in sorted(rows.items())
-    ) + "</div>"
+    return (
+        "<div class=chips>"
+        + "".join(chip(r, label(r) if r.get("phase") == "phase_a" else k, report_dir) for k, r in sorted(rows.items()))
+        + "</div>"
+    )
 
 
 def _site_time(entry: Mapping[str, Any]) -> float:
@@ -210,8 +206,7 @@ def render_html(m: Mapping[str, Any], report_dir: Path | None = None) -> str:
     shards = m.get("shards")
     if shards:
         meta.append(
-            "merged from shards "
-            + ", ".join(f"{_esc(k)} ({_esc(v.get('wall_s', '?'))} s)" for k, v in shards.items())
+            "merged from shards " + ", ".join(f"{_esc(k)} ({_esc(v.get('wall_s', '?'))} s)" for k, v in shards.items())
         )
     sel = m.get("selection") or {}
     if sel.get("shard"):

@@ -93,9 +93,7 @@ def merge(shards: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         merged["wall_s"] = max(walls)
         merged["machine_s"] = round(sum(walls), 1)
     commits = sorted({str(b["commit"]) for b in builds if b.get("commit")})
-    chromium = sorted(
-        {v.strip() for b in builds if b.get("chromium") for v in str(b["chromium"]).split(",")}
-    )
+    chromium = sorted({v.strip() for b in builds if b.get("chromium") for v in str(b["chromium"]).split(",")})
     merged["build"] = {"commit": ", ".join(commits) or None, "chromium": ", ".join(chromium) or None}
     merged["selection"] = {"shard": None, "site": None, "merged": sorted(parts)}
     merged["shards"] = dict(sorted(parts.items()))
@@ -103,9 +101,7 @@ def merge(shards: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m e2e.harness.merge_health", description=__doc__.split("\n")[0]
-    )
+    ap = argparse.ArgumentParser(prog="python -m e2e.harness.merge_health", description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", type=Path, help="where health.json and health.html go")
     ap.add_argument("inputs", type=Path, nargs="+", help="the shards' health.json files")
     args = ap.parse_args(argv)

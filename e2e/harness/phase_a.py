@@ -31,9 +31,7 @@ from .checks import needles_for, relevant, violations
 from .server import FarmError
 
 OTHER_URL = "https://wf-other.example/reading"
-OTHER_HTML = (
-    "<!doctype html><title>Another tab</title><main><p>Some other page the person reads.</p></main>"
-)
+OTHER_HTML = "<!doctype html><title>Another tab</title><main><p>Some other page the person reads.</p></main>"
 # Hosts `off` by the server's sensitive defaults (checked against the server in the test).
 SENSITIVE = [
     ("https://secure.chase.com/web/auth/dashboard#/summary", "secure.chase.com"),
@@ -94,9 +92,7 @@ async def watch(
         url = f"{farm.server.url}/__wf_control/{name}/{secrets.token_hex(4)}"
         await where.evaluate(f"u => fetch(u, {opts}).catch(() => null)", url)
         if await farm.tap.wait_for(lambda r, u=url: r.url == u, within=5, since=end) is None:
-            raise FarmError(
-                f"{name} control: the tap did not see it after the window; the window proves nothing"
-            )
+            raise FarmError(f"{name} control: the tap did not see it after the window; the window proves nothing")
     records = farm.browser.attribute([r for r in farm.tap.records(mark) if r.seq < end])
     return page, records, acts
 
@@ -147,7 +143,8 @@ async def memory_off(farm: Any, fixture: Any, v: Variant) -> None:
     await page.close()
     await other.close()
     assert not found, (
-        f"page memory is off, yet {len(found)} request(s): {[x.reason for x in found]}\n{dump([x.record for x in found])}"
+        f"page memory is off, yet {len(found)} request(s): {[x.reason for x in found]}\n"
+        f"{dump([x.record for x in found])}"
     )
     assert not injected, "page memory is off, yet the capture script was injected"
 
@@ -179,12 +176,8 @@ async def site_off(farm: Any, fixture: Any, v: Variant) -> None:
     v.row["steps"] = acts["steps"]
     await page.close()
     await other.close()
-    assert not found, (
-        f"{fixture.host} is off, yet: {[x.reason for x in found]}\n{dump([x.record for x in found])}"
-    )
-    assert not injected, (
-        f"{fixture.host} is off, yet the capture script was injected (registered: {scripts})"
-    )
+    assert not found, f"{fixture.host} is off, yet: {[x.reason for x in found]}\n{dump([x.record for x in found])}"
+    assert not injected, f"{fixture.host} is off, yet the capture script was injected (registered: {scripts})"
 
 
 async def sensitive(farm: Any, fixture: Any, v: Variant, index: int) -> None:

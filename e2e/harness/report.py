@@ -74,9 +74,7 @@ def expected_cells(shard: str | None = None) -> list[tuple[str, str, str]]:
         from e2e.harness import shards
 
         keep = set(shards.load().sites(shard))
-    cells = [
-        (s, "phase_a", v) for s in SITES if want in (None, s) and s in keep for v in PHASE_A_VARIANTS
-    ]
+    cells = [(s, "phase_a", v) for s in SITES if want in (None, s) and s in keep for v in PHASE_A_VARIANTS]
     cells += [(f.site, "phase_b", f.scenario) for f in catalog(want) if f.site in keep]
     return cells
 
@@ -90,9 +88,7 @@ def cell_key(row: dict[str, Any]) -> tuple[str, str, str]:
     )
 
 
-def build_matrix(
-    rows: list[dict[str, Any]], expected: list[tuple[str, str, str]] | None = None
-) -> dict[str, Any]:
+def build_matrix(rows: list[dict[str, Any]], expected: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     sites: dict[str, Any] = {}
     have = {cell_key(r) for r in rows}
     rows = rows + [
@@ -143,9 +139,7 @@ def finish(matrix: dict[str, Any], out_dir: Path) -> Path:
 
     matrix["line"] = summary_line(matrix)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "health.json").write_text(
-        json.dumps(matrix, indent=1, ensure_ascii=False, default=str), "utf-8"
-    )
+    (out_dir / "health.json").write_text(json.dumps(matrix, indent=1, ensure_ascii=False, default=str), "utf-8")
     (out_dir / "health.html").write_text(render_html(matrix, out_dir), "utf-8")
     return out_dir / "health.json"
 

@@ -74,9 +74,7 @@ class CompanionServer:
         assert self.proc is not None
         while True:
             if self.proc.poll() is not None:
-                raise FarmError(
-                    f"companion server exited with {self.proc.returncode}: {self.log_tail()}"
-                )
+                raise FarmError(f"companion server exited with {self.proc.returncode}: {self.log_tail()}")
             if token_path.exists():
                 tok = token_path.read_text("ascii").strip()
                 if tok:
@@ -89,9 +87,7 @@ class CompanionServer:
                         self.health = body
                         break
             if time.monotonic() > deadline:
-                raise FarmError(
-                    f"companion server not healthy on {self.url} after {within}s: {self.log_tail()}"
-                )
+                raise FarmError(f"companion server not healthy on {self.url} after {within}s: {self.log_tail()}")
             await asyncio.sleep(0.05)
         self.check_identity(self.health)
 
@@ -160,9 +156,7 @@ class CompanionServer:
         return body
 
     async def set_site_mode(self, host: str, mode: str) -> Any:
-        status, body = await self.call(
-            "PUT", "/api/site-mode", json_body={"host": host, "mode": mode}
-        )
+        status, body = await self.call("PUT", "/api/site-mode", json_body={"host": host, "mode": mode})
         if status not in (200, 201):
             raise FarmError(f"PUT /api/site-mode {host}={mode} -> {status} {body}")
         return body

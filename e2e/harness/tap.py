@@ -64,11 +64,7 @@ class Record:
 
     @property
     def query(self) -> dict[str, str]:
-        return (
-            {}
-            if self.is_connect
-            else dict(parse_qsl(urlsplit(self.url).query, keep_blank_values=True))
-        )
+        return {} if self.is_connect else dict(parse_qsl(urlsplit(self.url).query, keep_blank_values=True))
 
     def header(self, name: str) -> str | None:
         name = name.lower()
@@ -162,9 +158,7 @@ class Tap:
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:
-            self._server = loop.run_until_complete(
-                asyncio.start_server(self._handle, "127.0.0.1", 0)
-            )
+            self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:  # noqa: BLE001 - reported by start()
             self._error = exc
@@ -208,9 +202,7 @@ class Tap:
         with self._lock:
             return [r for r in self._records if not r.done and (port is None or r.port == port)]
 
-    async def drain(
-        self, port: int | None = None, within: float = 15.0, quiet: float = 0.3
-    ) -> bool:
+    async def drain(self, port: int | None = None, within: float = 15.0, quiet: float = 0.3) -> bool:
         """Wait until no request (to `port`) is in flight and none has arrived for `quiet` s."""
         deadline = time.monotonic() + within
         while time.monotonic() < deadline:
@@ -261,9 +253,7 @@ class Tap:
             except Exception:  # noqa: BLE001, S110
                 pass
 
-    async def _one(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, current: list[Record]
-    ) -> bool:
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, current: list[Record]) -> bool:
         line = await reader.readline()
         if not line:
             return False
@@ -271,9 +261,7 @@ class Tap:
         try:
             method, target, version = line.decode("latin-1").strip().split(" ", 2)
         except ValueError:
-            writer.write(
-                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
+            writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()
             return False
         headers: list[tuple[str, str]] = []
@@ -287,13 +275,9 @@ class Tap:
 
         if method.upper() == "CONNECT":
             host, _, port = target.rpartition(":")
-            rec = Record(
-                0, t, "CONNECT", target, host.strip("[]"), int(port or 443), headers, status=403
-            )
+            rec = Record(0, t, "CONNECT", target, host.strip("[]"), int(port or 443), headers, status=403)
             self._add(rec, current)
-            writer.write(
-                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
+            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()
             return False
 
@@ -306,9 +290,7 @@ class Tap:
         parts = urlsplit(target)
         host = (parts.hostname or "").lower()
         port = parts.port or 80
-        rec = Record(
-            0, t, method.upper(), target, host, port, headers, body[:BODY_LIMIT], len(body)
-        )
+        rec = Record(0, t, method.upper(), target, host, port, headers, body[:BODY_LIMIT], len(body))
         self._add(rec, current)
         if host in LOOPBACK and port != self.port and port not in self.forward_ports:
             # not the test's server: refused like a port where nothing listens (a network error),
@@ -318,9 +300,7 @@ class Tap:
             return False
         if host not in LOOPBACK or port == self.port:
             rec.status = 502
-            writer.write(
-                b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
+            writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()
             return False
         await self._forward(rec, parts, headers, body, version, writer)
@@ -352,11 +332,7 @@ class Tap:
         }
         out = [f"{rec.method} {path} HTTP/1.1"]
         out += [f"{k}: {v}" for k, v in headers if k.lower() not in skip]
-        out += (
-            [f"Content-Length: {len(body)}"]
-            if body or rec.method in ("POST", "PUT", "PATCH")
-            else []
-        )
+        out += [f"Content-Length: {len(body)}"] if body or rec.method in ("POST", "PUT", "PATCH") else []
         out += ["Connection: close", "", ""]
         up_w.write("\r\n".join(out).encode("latin-1") + body)
         await up_w.drain()

@@ -44,7 +44,7 @@ class ExportFormatError(ValueError):
 
 @dataclasses.dataclass
 class Parsed:
-    source: str                                         # chatgpt | claude | wherefrom
+    source: str  # chatgpt | claude | wherefrom
     conversations: list[dict[str, Any]]
     facts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     documents: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -107,6 +107,7 @@ def parse(data: Any) -> Parsed:
 
 # -- shared checks ------------------------------------------------------------------------------
 
+
 def _need(obj: Any, key: str, kinds: tuple[type, ...], where: str, *, optional: bool = False) -> Any:
     if not isinstance(obj, dict):
         raise ExportFormatError(f"{where}: expected an object")
@@ -133,6 +134,7 @@ def _turn(role: str, text: str, native_id: str, valid_at: float, granularity: st
 
 
 # -- ChatGPT ------------------------------------------------------------------------------------
+
 
 def parse_chatgpt(data: list[Any]) -> Parsed:
     parsed = Parsed("chatgpt", [])
@@ -164,10 +166,16 @@ def parse_chatgpt(data: list[Any]) -> Parsed:
             turn = _chatgpt_message(msg, nwhere, created, parsed)
             if turn is not None:
                 turns.append(turn)
-        parsed.conversations.append({
-            "url": CHATGPT_PAGE.format(cid), "site": "chatgpt", "title": title, "created_at": created,
-            "native_id": cid, "turns": turns,
-        })
+        parsed.conversations.append(
+            {
+                "url": CHATGPT_PAGE.format(cid),
+                "site": "chatgpt",
+                "title": title,
+                "created_at": created,
+                "native_id": cid,
+                "turns": turns,
+            }
+        )
     return parsed
 
 
@@ -211,6 +219,7 @@ def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Pars
 
 
 # -- Claude -------------------------------------------------------------------------------------
+
 
 def _claude_time(value: Any, where: str) -> tuple[float, str]:
     """ISO-8601 instant (Z or offset; naive means UTC) -> instant; a date alone -> day."""
@@ -260,8 +269,7 @@ def parse_claude(data: list[Any]) -> Parsed:
                 if items:
                     parsed.skipped[key.rstrip("s")] += len(items)
             when = msg.get("created_at")
-            valid_at, gran = (_claude_time(when, f"{mwhere}.created_at") if when is not None
-                              else (created, ages.INSTANT))
+            valid_at, gran = _claude_time(when, f"{mwhere}.created_at") if when is not None else (created, ages.INSTANT)
             role = {"human": "user", "assistant": "assistant"}.get(sender)
             if role is None:
                 parsed.skipped[f"{sender} message"] += 1
@@ -273,14 +281,21 @@ def parse_claude(data: list[Any]) -> Parsed:
                 parsed.skipped["message without a date"] += 1
                 continue
             turns.append(_turn(role, _text(text, parsed), mid, valid_at, gran))
-        parsed.conversations.append({
-            "url": CLAUDE_PAGE.format(cid), "site": "claude", "title": title, "created_at": created,
-            "native_id": cid, "turns": turns,
-        })
+        parsed.conversations.append(
+            {
+                "url": CLAUDE_PAGE.format(cid),
+                "site": "claude",
+                "title": title,
+                "created_at": created,
+                "native_id": cid,
+                "turns": turns,
+            }
+        )
     return parsed
 
 
 # -- our own export -----------------------------------------------------------------------------
+
 
 def parse_wherefrom(data: dict[str, Any]) -> Parsed:
     found = schema.problem(data)

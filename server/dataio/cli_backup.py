@@ -78,8 +78,12 @@ def backup(db: Path, dest: Path) -> dict[str, Any]:
         raise RefusedError(f"the copy failed integrity_check: {problems[:3]}")
     os.replace(tmp, dest)
     done = time.perf_counter()
-    return {"bytes": dest.stat().st_size, "seconds": done - started, "copy_seconds": copied - started,
-            "check_seconds": done - copied}
+    return {
+        "bytes": dest.stat().st_size,
+        "seconds": done - started,
+        "copy_seconds": copied - started,
+        "check_seconds": done - copied,
+    }
 
 
 def integrity(con: sqlite3.Connection) -> list[str]:
@@ -178,8 +182,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
     except (RefusedError, sqlite3.Error, OSError) as err:
         print(f"wherefrom backup: {err}", file=sys.stderr)
         return 1
-    print(f"backed up {db} to {args.file}: {done['bytes'] / 1e6:.1f} MB in {done['seconds']:.2f} s "
-          f"(copy {done['copy_seconds']:.2f} s, integrity check {done['check_seconds']:.2f} s), integrity ok")
+    print(
+        f"backed up {db} to {args.file}: {done['bytes'] / 1e6:.1f} MB in {done['seconds']:.2f} s "
+        f"(copy {done['copy_seconds']:.2f} s, integrity check {done['check_seconds']:.2f} s), integrity ok"
+    )
     return 0
 
 

@@ -81,8 +81,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     except OSError as err:
         print(f"wherefrom export: cannot write {args.dir}: {err}", file=sys.stderr)
         return 1
-    print(f"exported to {args.dir} ({args.format}): {counts['conversations']} conversations, "
-          f"{counts['facts']} notes and clips, {counts['documents']} documents; {written} files written")
+    print(
+        f"exported to {args.dir} ({args.format}): {counts['conversations']} conversations, "
+        f"{counts['facts']} notes and clips, {counts['documents']} documents; {written} files written"
+    )
     if left_out:
         print(f"  left out (site off): {sum(left_out.values())} items from " + ", ".join(sorted(left_out)))
     return 0
@@ -95,14 +97,19 @@ def _is_day(text: str) -> bool:
         return False
 
 
-def export_json(client: Client, args: argparse.Namespace) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
+def export_json(
+    client: Client, args: argparse.Namespace
+) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
     target = args.dir / "wherefrom.json"
     tmp = target.with_name(target.name + ".partial")
-    head = {"format": schema.FORMAT, "version": schema.VERSION,
-            "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "filters": {"site": args.site, "since": args.since, "include_off": bool(args.include_off)}}
+    head = {
+        "format": schema.FORMAT,
+        "version": schema.VERSION,
+        "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "filters": {"site": args.site, "since": args.since, "include_off": bool(args.include_off)},
+    }
     with tmp.open("w", encoding="utf-8") as out:
         out.write(json.dumps(head, ensure_ascii=False)[:-1])
         for kind in ("conversations", "facts", "documents"):

@@ -22,7 +22,7 @@ from typing import Any
 from server.dataio.chats import ExportFormatError, Parsed, read_file
 from server.dataio.client import Client, CliError, Progress
 
-BATCH_BYTES = 3 * 1024 * 1024     # half the route's body limit, with room for JSON escapes
+BATCH_BYTES = 3 * 1024 * 1024  # half the route's body limit, with room for JSON escapes
 BATCH_CONVERSATIONS = 200
 
 
@@ -65,7 +65,7 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
     if convs:
         yield {"conversations": convs, "continued": continued}
     for start in range(0, len(parsed.facts), 2000):
-        yield {"facts": parsed.facts[start:start + 2000]}
+        yield {"facts": parsed.facts[start : start + 2000]}
     size, docs = 0, list[dict[str, Any]]()
     for doc in parsed.documents:
         n = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
@@ -126,15 +126,18 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
 
 def summary(parsed: Parsed, t: collections.Counter[str]) -> str:
     lines = [
-        f"imported from {parsed.source}: {len(parsed.conversations)} conversations, {parsed.messages} messages in the file",
+        f"imported from {parsed.source}: {len(parsed.conversations)} conversations, "
+        f"{parsed.messages} messages in the file",
         f"  conversations: {t['conversations.new']} new, {t['conversations.updated']} with new messages, "
         f"{t['conversations.unchanged']} unchanged",
         f"  messages: {t['turns.added']} added, {t['turns.updated']} updated, {t['turns.unchanged']} already there",
     ]
     if parsed.facts or parsed.documents:
         lines.append(f"  notes and clips: {t['facts.added']} added, {t['facts.unchanged']} already there")
-        lines.append(f"  documents: {t['documents.saved']} added, {t['documents.updated']} updated, "
-                     f"{t['documents.unchanged']} unchanged")
+        lines.append(
+            f"  documents: {t['documents.saved']} added, {t['documents.updated']} updated, "
+            f"{t['documents.unchanged']} unchanged"
+        )
     refused = {k.split(".", 1)[1]: n for k, n in t.items() if k.startswith("refused.") and n}
     if refused:
         lines.append("  not imported (site mode): " + ", ".join(f"{n} {mode}" for mode, n in sorted(refused.items())))

@@ -29,13 +29,22 @@ class Client:
         try:
             self.token = token_path.read_text("ascii").strip()
         except OSError:
-            raise CliError(f"no token at {token_path}; start the server first (wherefrom serve --data-dir ...)") from None
+            raise CliError(
+                f"no token at {token_path}; start the server first (wherefrom serve --data-dir ...)"
+            ) from None
 
     def call(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None) -> Any:
         url = self.base + path + ("?" + urllib.parse.urlencode(query) if query else "")
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        req = urllib.request.Request(url, data=data, method=method, headers={  # noqa: S310 - loopback only
-            "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+        req = urllib.request.Request(  # noqa: S310 - loopback only
+            url,
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+            },
+        )
         try:
             with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:  # noqa: S310 - loopback only
                 return json.loads(resp.read())

@@ -28,9 +28,9 @@ PAGE = {"conversations": 200, "facts": 2000, "documents": 50}
 
 @dataclasses.dataclass
 class Scope:
-    site: str | None = None        # a host; covers its subdomains (whole labels)
-    since: float | None = None     # epoch seconds (local midnight of --since DAY)
-    include_off: bool = False      # the deliberate bypass of the site-mode half (never of forget)
+    site: str | None = None  # a host; covers its subdomains (whole labels)
+    since: float | None = None  # epoch seconds (local midnight of --since DAY)
+    include_off: bool = False  # the deliberate bypass of the site-mode half (never of forget)
 
 
 def _host_clause(alias: str, scope: Scope) -> str:
@@ -54,8 +54,11 @@ def since_epoch(day: str | None) -> float | None:
 
 def scope_from_query(query: dict[str, Any]) -> Scope:
     site = query.get("site")
-    return Scope(site=rule_host(site) if site else None, since=since_epoch(query.get("since")),
-                 include_off=bool(query.get("include_off", False)))
+    return Scope(
+        site=rule_host(site) if site else None,
+        since=since_epoch(query.get("since")),
+        include_off=bool(query.get("include_off", False)),
+    )
 
 
 async def export_page(store: Store, kind: str, scope: Scope, after: int, limit: int | None = None) -> dict[str, Any]:
@@ -74,13 +77,13 @@ async def _total(store: Store, kind: str, scope: Scope) -> int:
     host_sql = _host_clause("x", scope)
     sql = {
         "conversations": "SELECT COUNT(*) FROM conversations x WHERE "  # noqa: S608 - constant clauses
-                         f"({visible('conversations', 'x')} OR :off) AND {host_sql} AND EXISTS (SELECT 1 FROM facts s "
-                         f"WHERE s.conversation_id = x.id AND ({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) "
-                         "AND s.valid_at >= :since)",
+        f"({visible('conversations', 'x')} OR :off) AND {host_sql} AND EXISTS (SELECT 1 FROM facts s "
+        f"WHERE s.conversation_id = x.id AND ({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) "
+        "AND s.valid_at >= :since)",
         "facts": "SELECT COUNT(*) FROM facts x WHERE x.kind IN ('note', 'clip') AND "  # noqa: S608 - constant clauses
-                 f"({visible('facts', 'x')} OR (:off AND x.invalid_at IS NULL)) AND {host_sql} AND x.valid_at >= :since",
+        f"({visible('facts', 'x')} OR (:off AND x.invalid_at IS NULL)) AND {host_sql} AND x.valid_at >= :since",
         "documents": "SELECT COUNT(*) FROM documents x WHERE "  # noqa: S608 - constant clauses
-                     f"({visible('documents', 'x')} OR :off) AND {host_sql} AND x.updated_at >= :since",
+        f"({visible('documents', 'x')} OR :off) AND {host_sql} AND x.updated_at >= :since",
     }[kind]
     row = await store.fetchone(sql, _params(scope))
     return int(row[0]) if row else 0
@@ -93,7 +96,7 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
     sql = {
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
         "facts": "SELECT x.source_host, COUNT(*) AS n FROM facts x WHERE x.invalid_at IS NULL "  # noqa: S608 - constants
-                 f"AND x.kind IN ('note', 'clip') AND {hidden}",
+        f"AND x.kind IN ('note', 'clip') AND {hidden}",
         "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE {hidden}",  # noqa: S608
     }[kind]
     rows = await store.fetchall(sql, _params(scope))
@@ -104,8 +107,10 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
     host_sql = _host_clause("c", scope)
     since_sql = "1"
     if scope.since is not None:
-        since_sql = ("EXISTS (SELECT 1 FROM facts s WHERE s.conversation_id = c.id AND "  # noqa: S608 - constant
-                     f"({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) AND s.valid_at >= :since)")
+        since_sql = (
+            "EXISTS (SELECT 1 FROM facts s WHERE s.conversation_id = c.id AND "  # noqa: S608 - constant
+            f"({visible('facts', 's')} OR (:off AND s.invalid_at IS NULL)) AND s.valid_at >= :since)"
+        )
     rows = await store.fetchall(
         "SELECT c.id, c.site, c.source_url, c.source_host, c.source_ref, c.created_at FROM conversations c "  # noqa: S608 - constant clauses
         f"WHERE c.id > :after AND ({visible('conversations', 'c')} OR :off) AND {host_sql} AND {since_sql} "
@@ -125,14 +130,26 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
         _params(scope, **ids),
     )
     for t in turns:
-        by_conv[t["conversation_id"]].append({
-            "role": t["role"], "text": t["text"], "native_id": t["native_id"], "valid_at": t["valid_at"],
-            "granularity": t["granularity"],
-        })
+        by_conv[t["conversation_id"]].append(
+            {
+                "role": t["role"],
+                "text": t["text"],
+                "native_id": t["native_id"],
+                "valid_at": t["valid_at"],
+                "granularity": t["granularity"],
+            }
+        )
     items = [
-        {"url": r["source_url"], "site": r["site"], "title": r["source_ref"], "created_at": r["created_at"],
-         "native_id": None, "turns": by_conv[r["id"]]}
-        for r in rows if by_conv[r["id"]]
+        {
+            "url": r["source_url"],
+            "site": r["site"],
+            "title": r["source_ref"],
+            "created_at": r["created_at"],
+            "native_id": None,
+            "turns": by_conv[r["id"]],
+        }
+        for r in rows
+        if by_conv[r["id"]]
     ]
     return items, last
 
@@ -147,8 +164,14 @@ async def _facts(store: Store, scope: Scope, after: int, limit: int) -> tuple[li
     )
     last = rows[-1]["id"] if len(rows) == limit else None
     items = [
-        {"kind": r["kind"], "url": r["source_url"], "title": r["title"], "text": r["text"], "valid_at": r["valid_at"],
-         "granularity": r["granularity"]}
+        {
+            "kind": r["kind"],
+            "url": r["source_url"],
+            "title": r["title"],
+            "text": r["text"],
+            "valid_at": r["valid_at"],
+            "granularity": r["granularity"],
+        }
         for r in rows
     ]
     return items, last
@@ -165,10 +188,21 @@ async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tupl
     )
     last = rows[-1]["id"] if len(rows) == limit else None
     items = [
-        {"url": r["source_url"], "given_url": r["given_url"], "canonical_url": r["canonical_url"], "title": r["title"],
-         "author": r["author"], "published": r["published"], "sitename": r["sitename"], "language": r["language"],
-         "text": r["text"], "lane": r["lane"], "extractor": r["extractor"], "created_at": r["created_at"],
-         "updated_at": r["updated_at"]}
+        {
+            "url": r["source_url"],
+            "given_url": r["given_url"],
+            "canonical_url": r["canonical_url"],
+            "title": r["title"],
+            "author": r["author"],
+            "published": r["published"],
+            "sitename": r["sitename"],
+            "language": r["language"],
+            "text": r["text"],
+            "lane": r["lane"],
+            "extractor": r["extractor"],
+            "created_at": r["created_at"],
+            "updated_at": r["updated_at"],
+        }
         for r in rows
     ]
     return items, last

@@ -54,8 +54,11 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
     # `continued`: the batch's first conversation is the rest of the previous batch's last one
     # (a long conversation sent in pieces), so it is not counted again
     continued = bool(body.get("continued"))
-    conversations = [(n == 0 and continued, c) for n, c in enumerate(body.get("conversations", []))
-                     if await allowed(c["url"], count=not (n == 0 and continued))]
+    conversations = [
+        (n == 0 and continued, c)
+        for n, c in enumerate(body.get("conversations", []))
+        if await allowed(c["url"], count=not (n == 0 and continued))
+    ]
     facts = [f for f in body.get("facts", []) if await allowed(f["url"])]
     documents = [d for d in body.get("documents", []) if await allowed(d["url"])]
     now = time.time()
@@ -65,9 +68,12 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
             title = cap(conv["title"].strip(), MAX_TITLE_CHARS, ellipsis=True)
             existed = await _exists(conn, prov.source_url, conv["site"])
             cid, title = await captures.conversation_row(
-                conn, prov, conv["site"].strip().lower(), title, now, created_at=conv.get("created_at"))
-            incoming = [captures.Incoming(t["role"], t["text"], t.get("native_id") or None, t["valid_at"],
-                                          t["granularity"]) for t in conv["turns"]]
+                conn, prov, conv["site"].strip().lower(), title, now, created_at=conv.get("created_at")
+            )
+            incoming = [
+                captures.Incoming(t["role"], t["text"], t.get("native_id") or None, t["valid_at"], t["granularity"])
+                for t in conv["turns"]
+            ]
             turn_counts, _ = await captures.write_turns(conn, prov, cid, title, incoming, now)
             for action, n in turn_counts.items():
                 counts[f"turns_{action}"] += n
@@ -79,28 +85,50 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
         for fact in facts:
             prov = stamp(fact["url"], fact["title"])
             title = cap(fact["title"].strip(), MAX_TITLE_CHARS, ellipsis=True)
-            dup = await (await conn.execute(
-                "SELECT 1 FROM facts WHERE kind = ? AND source_url = ? AND text = ? AND valid_at = ? "
-                "AND conversation_id IS NULL LIMIT 1",
-                (fact["kind"], prov.source_url, fact["text"], fact["valid_at"]),
-            )).fetchone()
+            dup = await (
+                await conn.execute(
+                    "SELECT 1 FROM facts WHERE kind = ? AND source_url = ? AND text = ? AND valid_at = ? "
+                    "AND conversation_id IS NULL LIMIT 1",
+                    (fact["kind"], prov.source_url, fact["text"], fact["valid_at"]),
+                )
+            ).fetchone()
             if dup is not None:
                 counts["facts_unchanged"] += 1
                 continue
-            await insert_fact(conn, prov, kind=fact["kind"], title=title, text=fact["text"],
-                              valid_at=fact["valid_at"], granularity=fact["granularity"], now=now)
+            await insert_fact(
+                conn,
+                prov,
+                kind=fact["kind"],
+                title=title,
+                text=fact["text"],
+                valid_at=fact["valid_at"],
+                granularity=fact["granularity"],
+                now=now,
+            )
             counts["facts_add"] += 1
             touched.add(prov.source_url)
         for doc in documents:
             prov = stamp(doc["url"], doc["title"] or None)
             extracted = Extracted(
-                title=doc["title"], author=doc.get("author"), date=doc.get("published"),
-                sitename=doc.get("sitename"), language=doc.get("language"), canonical_url=doc.get("canonical_url"),
-                text=doc["text"], extractor=doc["extractor"],
+                title=doc["title"],
+                author=doc.get("author"),
+                date=doc.get("published"),
+                sitename=doc.get("sitename"),
+                language=doc.get("language"),
+                canonical_url=doc.get("canonical_url"),
+                text=doc["text"],
+                extractor=doc["extractor"],
             )
             _, outcome, _ = await store_document(
-                conn, prov, given_url=doc["given_url"], title=doc["title"], extracted=extracted, lane=doc["lane"],
-                created_at=doc["created_at"], updated_at=doc["updated_at"], only_if_newer=True,
+                conn,
+                prov,
+                given_url=doc["given_url"],
+                title=doc["title"],
+                extracted=extracted,
+                lane=doc["lane"],
+                created_at=doc["created_at"],
+                updated_at=doc["updated_at"],
+                only_if_newer=True,
             )
             counts[f"documents_{outcome}"] += 1
             touched.add(prov.source_url)
@@ -109,8 +137,11 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
         cache.invalidate_url(url)
     return {
         "conversations": {k: counts[f"conversations_{k}"] for k in ("new", "updated", "unchanged")},
-        "turns": {"added": counts["turns_add"], "updated": counts["turns_update"],
-                  "unchanged": counts["turns_unchanged"]},
+        "turns": {
+            "added": counts["turns_add"],
+            "updated": counts["turns_update"],
+            "unchanged": counts["turns_unchanged"],
+        },
         "facts": {"added": counts["facts_add"], "unchanged": counts["facts_unchanged"]},
         "documents": {k: counts[f"documents_{k}"] for k in ("saved", "updated", "unchanged")},
         "refused": dict(refused),
@@ -119,24 +150,34 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
 
 
 async def _exists(conn: aiosqlite.Connection, source_url: str, site: str) -> bool:
-    row = await (await conn.execute(
-        "SELECT 1 FROM conversations WHERE source_url = ? AND site = ?", (source_url, site.strip().lower())
-    )).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT 1 FROM conversations WHERE source_url = ? AND site = ?", (source_url, site.strip().lower())
+        )
+    ).fetchone()
     return row is not None
 
 
 async def _record(
-    conn: aiosqlite.Connection, body: dict[str, Any], counts: collections.Counter[str],
+    conn: aiosqlite.Connection,
+    body: dict[str, Any],
+    counts: collections.Counter[str],
     refused: collections.Counter[str],
 ) -> None:
     """One activity row per import_id: the first batch writes it, the next ones add to it."""
     import_id = body["import_id"]
-    row = await (await conn.execute(
-        "SELECT id, detail FROM activity WHERE kind = 'import' AND json_extract(detail, '$.import_id') = ? "
-        "ORDER BY id DESC LIMIT 1", (import_id,),
-    )).fetchone()
-    detail: dict[str, Any] = json.loads(row["detail"]) if row is not None else {
-        "import_id": import_id, "source": body["source"], "counts": {}, "refused": {}, "skipped": {}}
+    row = await (
+        await conn.execute(
+            "SELECT id, detail FROM activity WHERE kind = 'import' AND json_extract(detail, '$.import_id') = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (import_id,),
+        )
+    ).fetchone()
+    detail: dict[str, Any] = (
+        json.loads(row["detail"])
+        if row is not None
+        else {"import_id": import_id, "source": body["source"], "counts": {}, "refused": {}, "skipped": {}}
+    )
     for key, n in counts.items():
         detail["counts"][key] = detail["counts"].get(key, 0) + n
     for key, n in refused.items():
@@ -145,8 +186,10 @@ async def _record(
         detail["skipped"][item["reason"]] = detail["skipped"].get(item["reason"], 0) + item["count"]
     c = detail["counts"]
     conversations = sum(c.get(f"conversations_{k}", 0) for k in ("new", "updated", "unchanged"))
-    summary = (f"Imported from {SOURCES.get(detail['source'], detail['source'])}: {conversations} conversations, "
-               f"{c.get('turns_add', 0)} new messages")
+    summary = (
+        f"Imported from {SOURCES.get(detail['source'], detail['source'])}: {conversations} conversations, "
+        f"{c.get('turns_add', 0)} new messages"
+    )
     if c.get("facts_add") or c.get("documents_saved"):
         summary += f", {c.get('facts_add', 0)} notes and clips, {c.get('documents_saved', 0)} documents"
     if detail["refused"]:
@@ -154,5 +197,7 @@ async def _record(
     if row is None:
         await activity.record(conn, "import", summary, detail=detail)
     else:
-        await conn.execute("UPDATE activity SET at = ?, summary = ?, detail = ? WHERE id = ?",
-                           (time.time(), cap(summary, 200, ellipsis=True), json.dumps(detail), row["id"]))
+        await conn.execute(
+            "UPDATE activity SET at = ?, summary = ?, detail = ? WHERE id = ?",
+            (time.time(), cap(summary, 200, ellipsis=True), json.dumps(detail), row["id"]),
+        )

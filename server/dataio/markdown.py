@@ -34,13 +34,18 @@ def front_matter(fields: dict[str, Any]) -> str:
 def conversation(item: dict[str, Any]) -> tuple[str, str]:
     turns = item["turns"]
     site = item["site"] or host_of(item["url"])
-    head = front_matter({
-        "kind": "conversation", "url": item["url"], "site": site, "title": item["title"],
-        "created": when(item.get("created_at")),
-        "first_message": when(turns[0]["valid_at"], turns[0]["granularity"]) if turns else None,
-        "last_message": when(turns[-1]["valid_at"], turns[-1]["granularity"]) if turns else None,
-        "messages": len(turns),
-    })
+    head = front_matter(
+        {
+            "kind": "conversation",
+            "url": item["url"],
+            "site": site,
+            "title": item["title"],
+            "created": when(item.get("created_at")),
+            "first_message": when(turns[0]["valid_at"], turns[0]["granularity"]) if turns else None,
+            "last_message": when(turns[-1]["valid_at"], turns[-1]["granularity"]) if turns else None,
+            "messages": len(turns),
+        }
+    )
     body = [f"# {item['title'] or item['url']}\n"]
     for t in turns:
         body.append(f"## {t['role'].capitalize()} · {when(t['valid_at'], t['granularity'])}\n\n{t['text'].rstrip()}\n")
@@ -53,12 +58,18 @@ def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:
     facts = sorted(facts, key=lambda f: (f["valid_at"], f["kind"], f["text"]))
     title = next((f["title"] for f in reversed(facts) if f["title"]), "")
     host = host_of(url)
-    head = front_matter({
-        "kind": "page-notes", "url": url, "site": host, "title": title,
-        "first": when(facts[0]["valid_at"], facts[0]["granularity"]),
-        "last": when(facts[-1]["valid_at"], facts[-1]["granularity"]),
-        "notes": sum(1 for f in facts if f["kind"] == "note"), "clips": sum(1 for f in facts if f["kind"] == "clip"),
-    })
+    head = front_matter(
+        {
+            "kind": "page-notes",
+            "url": url,
+            "site": host,
+            "title": title,
+            "first": when(facts[0]["valid_at"], facts[0]["granularity"]),
+            "last": when(facts[-1]["valid_at"], facts[-1]["granularity"]),
+            "notes": sum(1 for f in facts if f["kind"] == "note"),
+            "clips": sum(1 for f in facts if f["kind"] == "clip"),
+        }
+    )
     body = [f"# {title or url}\n"]
     for f in facts:
         label = "Note" if f["kind"] == "note" else "Clip"
@@ -71,10 +82,20 @@ def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:
 
 def document(item: dict[str, Any]) -> tuple[str, str]:
     host = host_of(item["url"])
-    head = front_matter({
-        "kind": "document", "url": item["url"], "site": host, "title": item["title"],
-        "saved": when(item["created_at"]), "updated": when(item["updated_at"]),
-        "author": item.get("author"), "published": item.get("published"), "canonical_url": item.get("canonical_url"),
-    })
-    return (f"library/{safe_component(host)}/{file_name(item['title'], item['url'])}",
-            head + "\n" + f"# {item['title'] or item['url']}\n\n{item['text'].rstrip()}\n")
+    head = front_matter(
+        {
+            "kind": "document",
+            "url": item["url"],
+            "site": host,
+            "title": item["title"],
+            "saved": when(item["created_at"]),
+            "updated": when(item["updated_at"]),
+            "author": item.get("author"),
+            "published": item.get("published"),
+            "canonical_url": item.get("canonical_url"),
+        }
+    )
+    return (
+        f"library/{safe_component(host)}/{file_name(item['title'], item['url'])}",
+        head + "\n" + f"# {item['title'] or item['url']}\n\n{item['text'].rstrip()}\n",
+    )

@@ -13,7 +13,7 @@ from server.errors import BadRequest
 
 api = Api()
 
-MAX_BATCH_BODY = 8 * 1024 * 1024 - 1024   # the CLI cuts batches at half this
+MAX_BATCH_BODY = 8 * 1024 * 1024 - 1024  # the CLI cuts batches at half this
 IMPORT_BODY = {
     "type": "object",
     "properties": {
@@ -23,22 +23,38 @@ IMPORT_BODY = {
         "continued": {"type": "boolean"},
         "facts": {"type": "array", "items": schema.FACT, "maxItems": 5000},
         "documents": {"type": "array", "items": schema.DOCUMENT, "maxItems": 200},
-        "skipped": {"type": "array", "maxItems": 200, "items": {
-            "type": "object", "required": ["reason", "count"],
-            "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 200},
-                           "count": {"type": "integer", "minimum": 0}}}},
+        "skipped": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+                "type": "object",
+                "required": ["reason", "count"],
+                "properties": {
+                    "reason": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "count": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
     },
     "required": ["import_id", "source"],
 }
 
 
-@api.route("POST", "/api/import", summary="Import one batch of a chat export or a Wherefrom export (collect hosts only)",
-           body=IMPORT_BODY, max_body=MAX_BATCH_BODY, responses=(400, 413))
+@api.route(
+    "POST",
+    "/api/import",
+    summary="Import one batch of a chat export or a Wherefrom export (collect hosts only)",
+    body=IMPORT_BODY,
+    max_body=MAX_BATCH_BODY,
+    responses=(400, 413),
+)
 async def post_import(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     for n, conv in enumerate(body.get("conversations", [])):
         for k, turn in enumerate(conv["turns"]):
             if not turn["text"].strip():
-                raise BadRequest("a message is empty", code="bad_value", field=f"body.conversations[{n}].turns[{k}].text")
+                raise BadRequest(
+                    "a message is empty", code="bad_value", field=f"body.conversations[{n}].turns[{k}].text"
+                )
     for n, fact in enumerate(body.get("facts", [])):
         if not fact["text"].strip():
             raise BadRequest("a note is empty", code="bad_value", field=f"body.facts[{n}].text")
@@ -47,14 +63,20 @@ async def post_import(request: web.Request, body: dict[str, Any], query: dict[st
 
 
 @api.route(
-    "GET", "/api/export", summary="One page of everything visible, for `wherefrom export` (schema: docs/export.schema.json)",
-    query={"type": "object", "properties": {
-        "kind": {"type": "string", "enum": list(export.KINDS)},
-        "after": {"type": "integer", "minimum": 0},
-        "site": {"type": "string", "minLength": 1, "maxLength": 300},
-        "since": {"type": "string", "minLength": 10, "maxLength": 10},
-        "include_off": {"type": "boolean"},
-    }, "required": ["kind"]},
+    "GET",
+    "/api/export",
+    summary="One page of everything visible, for `wherefrom export` (schema: docs/export.schema.json)",
+    query={
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": list(export.KINDS)},
+            "after": {"type": "integer", "minimum": 0},
+            "site": {"type": "string", "minLength": 1, "maxLength": 300},
+            "since": {"type": "string", "minLength": 10, "maxLength": 10},
+            "include_off": {"type": "boolean"},
+        },
+        "required": ["kind"],
+    },
 )
 async def get_export(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     scope = export.scope_from_query(query)

@@ -108,7 +108,8 @@ class PolicyOwner:
         res = await self.mode_for(url_host)
         if res.mode != "collect":
             raise SiteModeRefused(
-                f"{res.host} is '{res.mode}' ({res.reason}); nothing from it is stored", mode=res.mode,
+                f"{res.host} is '{res.mode}' ({res.reason}); nothing from it is stored",
+                mode=res.mode,
                 reason=res.reason,
             )
         return res

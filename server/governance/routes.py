@@ -20,7 +20,9 @@ async def get_policy(request: web.Request, body: dict[str, Any], query: dict[str
 
 
 @api.route(
-    "GET", "/api/site-mode", summary="The mode of one host, with its reason",
+    "GET",
+    "/api/site-mode",
+    summary="The mode of one host, with its reason",
     query={"type": "object", "properties": {"host": HOST}, "required": ["host"]},
 )
 async def get_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
@@ -29,9 +31,14 @@ async def get_site_mode(request: web.Request, body: dict[str, Any], query: dict[
 
 
 @api.route(
-    "PUT", "/api/site-mode", summary="Set the mode of a site and its subdomains",
-    body={"type": "object", "properties": {"host": HOST, "mode": {"type": "string", "enum": list(MODES)}},
-          "required": ["host", "mode"]},
+    "PUT",
+    "/api/site-mode",
+    summary="Set the mode of a site and its subdomains",
+    body={
+        "type": "object",
+        "properties": {"host": HOST, "mode": {"type": "string", "enum": list(MODES)}},
+        "required": ["host", "mode"],
+    },
     max_body=4096,
 )
 async def put_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +46,9 @@ async def put_site_mode(request: web.Request, body: dict[str, Any], query: dict[
 
 
 @api.route(
-    "DELETE", "/api/site-mode", summary="Remove the rule of a site",
+    "DELETE",
+    "/api/site-mode",
+    summary="Remove the rule of a site",
     query={"type": "object", "properties": {"host": HOST}, "required": ["host"]},
 )
 async def delete_site_mode(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:

@@ -99,7 +99,7 @@ def _split_keep(text: str, pattern: re.Pattern[str]) -> list[str]:
     pieces, start = [], 0
     for m in pattern.finditer(text):
         if m.end() > start:
-            pieces.append(text[start:m.end()])
+            pieces.append(text[start : m.end()])
             start = m.end()
     if start < len(text):
         pieces.append(text[start:])
@@ -115,4 +115,3 @@ def _hard_cut(text: str, max_chars: int) -> list[str]:
         start = cut
     pieces.append(text[start:])
     return pieces
-

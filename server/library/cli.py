@@ -70,8 +70,7 @@ def run(urls: list[str], args: argparse.Namespace, *, out: TextIO | None = None,
     try:
         token = token_path.read_text("ascii").strip()
     except OSError:
-        print(f"wherefrom: no token at {token_path}; start the server first (wherefrom serve --data-dir ...)",
-              file=err)
+        print(f"wherefrom: no token at {token_path}; start the server first (wherefrom serve --data-dir ...)", file=err)
         return 1
     client = Client(f"http://127.0.0.1:{args.port}", token)
     saved: list[str] = []
@@ -131,7 +130,9 @@ class Client:
 
     def add_url(self, url: str) -> tuple[int, Any]:
         req = urllib.request.Request(  # noqa: S310 - http://127.0.0.1 only
-            self.base + "/api/library/add_url", data=json.dumps({"url": url}).encode("utf-8"), method="POST",
+            self.base + "/api/library/add_url",
+            data=json.dumps({"url": url}).encode("utf-8"),
+            method="POST",
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
         try:

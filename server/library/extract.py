@@ -57,8 +57,12 @@ _POOL: ProcessPoolExecutor | None = None
 def _pool() -> ProcessPoolExecutor:
     global _POOL
     if _POOL is None:
-        _POOL = ProcessPoolExecutor(max_workers=_WORKERS, mp_context=multiprocessing.get_context("spawn"),
-                                    initializer=die_with_parent, initargs=(os.getpid(),))
+        _POOL = ProcessPoolExecutor(
+            max_workers=_WORKERS,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        )
     return _POOL
 
 
@@ -86,6 +90,7 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(0)
+
 
 FALLBACK_CONTAINERS = ("main", "article", "body")
 FALLBACK_STRIP = ("nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "form")

@@ -71,8 +71,8 @@ class _RefusedAddress(OSError):
 
 @dataclasses.dataclass(frozen=True)
 class Fetched:
-    url: str            # the final URL after redirects
-    content_type: str   # 'text/html', 'text/plain', ...
+    url: str  # the final URL after redirects
+    content_type: str  # 'text/html', 'text/plain', ...
     text: str
     redirects: int
 
@@ -193,10 +193,16 @@ class VettedResolver(AbstractResolver):
             if reason:
                 # one bad address refuses the name: a mixed answer is how rebinding is staged
                 raise _RefusedAddress(host, address, reason)
-            results.append(ResolveResult(
-                hostname=host, host=address, port=int(sockaddr[1]), family=fam, proto=proto,
-                flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
-            ))
+            results.append(
+                ResolveResult(
+                    hostname=host,
+                    host=address,
+                    port=int(sockaddr[1]),
+                    family=fam,
+                    proto=proto,
+                    flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
+                )
+            )
         if not results:
             raise OSError(f"{host} has no address")
         return results
@@ -205,20 +211,37 @@ class VettedResolver(AbstractResolver):
         return None
 
 
-async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = MAX_BYTES,
-                     time_limit: float = TOTAL_TIMEOUT, gate: Gate | None = None) -> Fetched:
+async def fetch_page(
+    url: str,
+    *,
+    allow_private: bool = False,
+    max_bytes: int = MAX_BYTES,
+    time_limit: float = TOTAL_TIMEOUT,
+    gate: Gate | None = None,
+) -> Fetched:
     """Fetch an HTML (or plain-text) page under the rules in the module docstring. `gate(url)`
     runs before each hop is requested and refuses it by raising."""
     current = check_url(url, allow_private=allow_private)
     sockets = VettedSockets(allow_private=allow_private)
-    connector = aiohttp.TCPConnector(resolver=VettedResolver(allow_private=allow_private), use_dns_cache=False,
-                                     limit=4, force_close=True, socket_factory=sockets)
+    connector = aiohttp.TCPConnector(
+        resolver=VettedResolver(allow_private=allow_private),
+        use_dns_cache=False,
+        limit=4,
+        force_close=True,
+        socket_factory=sockets,
+    )
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml;q=0.9,text/plain;q=0.5"}
     try:
-        async with asyncio.timeout(time_limit), aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=time_limit), headers=headers,
-            cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
-        ) as session:
+        async with (
+            asyncio.timeout(time_limit),
+            aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=time_limit),
+                headers=headers,
+                cookie_jar=aiohttp.DummyCookieJar(),
+                trust_env=False,
+            ) as session,
+        ):
             for hop in range(MAX_REDIRECTS + 1):
                 if gate is not None:
                     await gate(current)
@@ -233,15 +256,20 @@ async def fetch_page(url: str, *, allow_private: bool = False, max_bytes: int = 
                         try:
                             current = check_url(location, allow_private=allow_private, base=current)
                         except DestinationRefused as err:
-                            raise DestinationRefused(f"redirect refused: {err.message}", url=url,
-                                                     redirect=target, **_reason(err)) from None
+                            raise DestinationRefused(
+                                f"redirect refused: {err.message}", url=url, redirect=target, **_reason(err)
+                            ) from None
                         continue
                     if resp.status >= 400:
-                        raise UpstreamError(f"the page answered HTTP {resp.status}", url=current,
-                                            upstream_status=resp.status)
+                        raise UpstreamError(
+                            f"the page answered HTTP {resp.status}", url=current, upstream_status=resp.status
+                        )
                     if resp.status != 200:
-                        raise UpstreamError(f"the page answered HTTP {resp.status}, not a page", url=current,
-                                            upstream_status=resp.status)
+                        raise UpstreamError(
+                            f"the page answered HTTP {resp.status}, not a page",
+                            url=current,
+                            upstream_status=resp.status,
+                        )
                     return await _read(resp, current, hop, max_bytes)
     except _RefusedAddress as err:
         raise DestinationRefused(str(err), url=url, reason=err.reason) from None
@@ -271,24 +299,28 @@ async def _read(resp: aiohttp.ClientResponse, url: str, redirects: int, max_byte
     if ctype not in HTML_TYPES + TEXT_TYPES and ctype != "application/octet-stream":
         raise UnprocessableContent(
             f"the page is {ctype or 'of no declared type'}, not HTML; only web pages can be added",
-            code="not_html", content_type=ctype,
+            code="not_html",
+            content_type=ctype,
         )
     declared = resp.content_length
     if declared is not None and declared > max_bytes:
-        raise UnprocessableContent(f"the page is larger than {max_bytes // (1024 * 1024)} MB", code="too_large",
-                                   limit=max_bytes)
+        raise UnprocessableContent(
+            f"the page is larger than {max_bytes // (1024 * 1024)} MB", code="too_large", limit=max_bytes
+        )
     buf = bytearray()
     async for block in resp.content.iter_chunked(64 * 1024):
         buf += block
         if len(buf) > max_bytes:
-            raise UnprocessableContent(f"the page is larger than {max_bytes // (1024 * 1024)} MB",
-                                       code="too_large", limit=max_bytes)
+            raise UnprocessableContent(
+                f"the page is larger than {max_bytes // (1024 * 1024)} MB", code="too_large", limit=max_bytes
+            )
     raw = bytes(buf)
     if ctype == "application/octet-stream":
         head = raw[:1024].lstrip().lower()
         if not (head.startswith((b"<!doctype html", b"<html")) or b"<html" in head):
-            raise UnprocessableContent("the page is not HTML; only web pages can be added", code="not_html",
-                                       content_type=ctype)
+            raise UnprocessableContent(
+                "the page is not HTML; only web pages can be added", code="not_html", content_type=ctype
+            )
         ctype = "text/html"
     text = await asyncio.get_running_loop().run_in_executor(None, _decode, raw, resp.charset)
     return Fetched(url=url, content_type=ctype, text=text, redirects=redirects)

@@ -34,7 +34,7 @@ SAVED, UPDATED, UNCHANGED = "saved", "updated", "unchanged"
 
 @dataclasses.dataclass(frozen=True)
 class SaveResult:
-    outcome: str                 # saved | updated | unchanged
+    outcome: str  # saved | updated | unchanged
     document: dict[str, Any]
 
     @property
@@ -60,13 +60,25 @@ async def add_url(
     fetched = await fetch_page(url, allow_private=allow_private, gate=gate)
     is_html = fetched.content_type != "text/plain"
     return await save_page(
-        store, cache, policy, url=url, title=None, html=fetched.text if is_html else None,
-        text=None if is_html else fetched.text, lane="url",
+        store,
+        cache,
+        policy,
+        url=url,
+        title=None,
+        html=fetched.text if is_html else None,
+        text=None if is_html else fetched.text,
+        lane="url",
     )
 
 
 async def save_page(
-    store: Store, cache: ProbeCache | None, policy: PolicyOwner, *, url: str, title: str | None, html: str | None,
+    store: Store,
+    cache: ProbeCache | None,
+    policy: PolicyOwner,
+    *,
+    url: str,
+    title: str | None,
+    html: str | None,
     text: str | None,
     lane: str,
 ) -> SaveResult:
@@ -81,13 +93,22 @@ async def save_page(
     now = time.time()
     async with store.transaction() as conn:
         doc_id, outcome, n_chunks = await store_document(
-            conn, prov, given_url=url.strip(), title=title_used, extracted=extracted, lane=lane,
-            created_at=now, updated_at=now,
+            conn,
+            prov,
+            given_url=url.strip(),
+            title=title_used,
+            extracted=extracted,
+            lane=lane,
+            created_at=now,
+            updated_at=now,
         )
         if outcome != UNCHANGED:
             await activity.record(
-                conn, "document", f"{'Saved' if outcome == SAVED else 'Updated'} {title_used}",
-                source_url=prov.source_url, source_host=prov.source_host,
+                conn,
+                "document",
+                f"{'Saved' if outcome == SAVED else 'Updated'} {title_used}",
+                source_url=prov.source_url,
+                source_host=prov.source_host,
                 detail={"id": doc_id, "outcome": outcome, "chunks": n_chunks, "lane": lane},
             )
     if cache is not None:
@@ -98,17 +119,25 @@ async def save_page(
 
 
 async def store_document(
-    conn: Any, prov: Provenance, *, given_url: str, title: str, extracted: Extracted, lane: str,
-    created_at: float, updated_at: float, only_if_newer: bool = False,
+    conn: Any,
+    prov: Provenance,
+    *,
+    given_url: str,
+    title: str,
+    extracted: Extracted,
+    lane: str,
+    created_at: float,
+    updated_at: float,
+    only_if_newer: bool = False,
 ) -> tuple[int, str, int]:
     """Write one document and its chunks inside the caller's transaction, de-duplicated by its
     normalised URL: (id, saved | updated | unchanged, chunks). Also the import's way in (its own times;
     `only_if_newer`: an imported copy older than the stored one changes nothing)."""
     chunks = chunk_text(extracted.text)
     digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
-    row = await (await conn.execute(
-        "SELECT id, text_sha256, updated_at FROM documents WHERE source_url = ?", (prov.source_url,)
-    )).fetchone()
+    row = await (
+        await conn.execute("SELECT id, text_sha256, updated_at FROM documents WHERE source_url = ?", (prov.source_url,))
+    ).fetchone()
     if row is not None and (row["text_sha256"] == digest or (only_if_newer and row["updated_at"] >= updated_at)):
         return int(row["id"]), UNCHANGED, len(chunks)
     if row is not None:
@@ -117,9 +146,23 @@ async def store_document(
             "UPDATE documents SET source_host = ?, source_ref = ?, given_url = ?, canonical_url = ?, title = ?, "
             "author = ?, published = ?, sitename = ?, language = ?, text = ?, text_sha256 = ?, lane = ?, "
             "extractor = ?, updated_at = ? WHERE id = ?",
-            (prov.source_host, prov.source_ref, given_url, extracted.canonical_url, title,
-             extracted.author, extracted.date, extracted.sitename, extracted.language, extracted.text, digest,
-             lane, extracted.extractor, updated_at, doc_id),
+            (
+                prov.source_host,
+                prov.source_ref,
+                given_url,
+                extracted.canonical_url,
+                title,
+                extracted.author,
+                extracted.date,
+                extracted.sitename,
+                extracted.language,
+                extracted.text,
+                digest,
+                lane,
+                extracted.extractor,
+                updated_at,
+                doc_id,
+            ),
         )
         await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
     else:
@@ -128,9 +171,24 @@ async def store_document(
             "INSERT INTO documents(source_url, source_host, source_ref, given_url, canonical_url, title, author, "
             "published, sitename, language, text, text_sha256, lane, extractor, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (prov.source_url, prov.source_host, prov.source_ref, given_url, extracted.canonical_url,
-             title, extracted.author, extracted.date, extracted.sitename, extracted.language,
-             extracted.text, digest, lane, extracted.extractor, created_at, updated_at),
+            (
+                prov.source_url,
+                prov.source_host,
+                prov.source_ref,
+                given_url,
+                extracted.canonical_url,
+                title,
+                extracted.author,
+                extracted.date,
+                extracted.sitename,
+                extracted.language,
+                extracted.text,
+                digest,
+                lane,
+                extracted.extractor,
+                created_at,
+                updated_at,
+            ),
         )
         doc_id = int(cur.lastrowid or 0)
     await _insert_chunks(conn, doc_id, prov, title, chunks)
@@ -155,8 +213,16 @@ async def _insert_chunks(conn: Any, doc_id: int, prov: Provenance, title: str, c
         "INSERT INTO document_chunks(document_id, seq, text, source_url, source_host, source_ref, "
         "search_title, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (doc_id, seq, chunk, cols["source_url"], cols["source_host"], cols["source_ref"], search_title,
-             index_form(chunk))
+            (
+                doc_id,
+                seq,
+                chunk,
+                cols["source_url"],
+                cols["source_host"],
+                cols["source_ref"],
+                search_title,
+                index_form(chunk),
+            )
             for seq, chunk in enumerate(chunks)
         ],
     )
@@ -165,18 +231,25 @@ async def _insert_chunks(conn: Any, doc_id: int, prov: Provenance, title: str, c
 async def delete_document(store: Store, cache: ProbeCache | None, doc_id: int) -> dict[str, Any] | None:
     """Remove a document, its chunks and their FTS rows; None when there is no such document."""
     async with store.transaction() as conn:
-        row = await (await conn.execute(
-            "SELECT d.id, d.title, d.source_url, d.source_host, "
-            "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks "
-            "FROM documents d WHERE d.id = ?", (doc_id,),
-        )).fetchone()
+        row = await (
+            await conn.execute(
+                "SELECT d.id, d.title, d.source_url, d.source_host, "
+                "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id) AS chunks "
+                "FROM documents d WHERE d.id = ?",
+                (doc_id,),
+            )
+        ).fetchone()
         if row is None:
             return None
         await conn.execute("DELETE FROM document_chunks WHERE document_id = ?", (doc_id,))
         await conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
         await activity.record(
-            conn, "document_removed", f"Removed {row['title']}", source_url=row["source_url"],
-            source_host=row["source_host"], detail={"id": doc_id, "chunks": row["chunks"]},
+            conn,
+            "document_removed",
+            f"Removed {row['title']}",
+            source_url=row["source_url"],
+            source_host=row["source_host"],
+            detail={"id": doc_id, "chunks": row["chunks"]},
         )
     if cache is not None:
         cache.invalidate_url(row["source_url"])

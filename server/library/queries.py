@@ -17,13 +17,14 @@ from server.store.db import Store
 from server.textcaps import cap
 from server.urls import clean_host, host_clause, normalise_url
 
-EXCERPT_CHARS = 280       # a document's excerpt in lists and in page match
-HIT_CHARS = 600           # a chunk's text in a search hit
+EXCERPT_CHARS = 280  # a document's excerpt in lists and in page match
+HIT_CHARS = 600  # a chunk's text in a search hit
 
 _DOC_COLUMNS = (
     "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "  # noqa: S608 - built by visible()
     "d.author, d.published, d.sitename, d.language, d.lane, d.extractor, d.created_at, d.updated_at, "
-    f"(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id AND {visible('document_chunks', 'c')}) AS chunks"
+    "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id AND "
+    f"{visible('document_chunks', 'c')}) AS chunks"
 )
 
 
@@ -98,12 +99,12 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
         ), ranked AS (
           SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
                  {covered} AS covered
-          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible('document_chunks', 'c')}
+          FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible("document_chunks", "c")}
         ), best AS (
           SELECT *, ROW_NUMBER() OVER (PARTITION BY document_id ORDER BY covered DESC, rank, seq) AS rn FROM ranked
         )
         SELECT b.*, d.title, d.updated_at FROM best b JOIN documents d ON d.id = b.document_id
-        WHERE b.rn = 1 AND {visible('documents', 'd')} ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
+        WHERE b.rn = 1 AND {visible("documents", "d")} ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
         """,  # noqa: S608 - built by visible() and here; the terms are bound
         (match, *terms, limit),
     )

@@ -24,7 +24,9 @@ URL = {"type": "string", "minLength": 1, "maxLength": MAX_URL_CHARS}
 
 
 @api.route(
-    "POST", "/api/library/add_text", summary="Save a page's HTML or text (the extension's 'Add this page')",
+    "POST",
+    "/api/library/add_text",
+    summary="Save a page's HTML or text (the extension's 'Add this page')",
     body={
         "type": "object",
         "properties": {
@@ -35,34 +37,51 @@ URL = {"type": "string", "minLength": 1, "maxLength": MAX_URL_CHARS}
         },
         "required": ["url", "title"],
     },
-    max_body=ADD_TEXT_MAX_BODY, status=201, responses=(200, 201, 403, 413, 422),
+    max_body=ADD_TEXT_MAX_BODY,
+    status=201,
+    responses=(200, 201, 403, 413, 422),
 )
 async def add_text(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     html, text = body.get("html"), body.get("text")
     if not (html and html.strip()) and not (text and text.strip()):
         raise BadRequest("send the page as html or text", code="missing_field", field="body.html")
     result = await pipeline.save_page(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], url=body["url"], title=body["title"],
-        html=html, text=text, lane="text",
+        request.app[appkeys.STORE],
+        request.app[appkeys.PROBE_CACHE],
+        request.app[appkeys.POLICY],
+        url=body["url"],
+        title=body["title"],
+        html=html,
+        text=text,
+        lane="text",
     )
     return result.status, result.body()
 
 
 @api.route(
-    "POST", "/api/library/add_url", summary="Fetch a page and save it to the library",
+    "POST",
+    "/api/library/add_url",
+    summary="Fetch a page and save it to the library",
     body={"type": "object", "properties": {"url": URL}, "required": ["url"]},
-    max_body=16 * 1024, status=201, responses=(200, 201, 403, 422, 502),
+    max_body=16 * 1024,
+    status=201,
+    responses=(200, 201, 403, 422, 502),
 )
 async def add_url(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     result = await pipeline.add_url(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], body["url"],
+        request.app[appkeys.STORE],
+        request.app[appkeys.PROBE_CACHE],
+        request.app[appkeys.POLICY],
+        body["url"],
         allow_private=request.app[appkeys.SETTINGS].allow_private_fetch,
     )
     return result.status, result.body()
 
 
 @api.route(
-    "GET", "/api/library", summary="Saved documents with provenance, newest first",
+    "GET",
+    "/api/library",
+    summary="Saved documents with provenance, newest first",
     query={"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 500}}},
 )
 async def list_documents(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +96,7 @@ def _doc_id(request: web.Request) -> int:
     return int(raw)
 
 
-@api.route("GET", "/api/library/{id}", summary="One document with its full text and chunk count",
-           responses=(400, 404))
+@api.route("GET", "/api/library/{id}", summary="One document with its full text and chunk count", responses=(400, 404))
 async def get_document(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     doc = await queries.get_document(request.app[appkeys.STORE], _doc_id(request), full_text=True)
     if doc is None:
@@ -86,11 +104,13 @@ async def get_document(request: web.Request, body: dict[str, Any], query: dict[s
     return {"document": doc}
 
 
-@api.route("DELETE", "/api/library/{id}", summary="Remove a document, its chunks and their index entries",
-           responses=(400, 404))
+@api.route(
+    "DELETE", "/api/library/{id}", summary="Remove a document, its chunks and their index entries", responses=(400, 404)
+)
 async def delete_document(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    removed = await pipeline.delete_document(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE],
-                                             _doc_id(request))
+    removed = await pipeline.delete_document(
+        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], _doc_id(request)
+    )
     if removed is None:
         raise NotFound("no such document")
     return removed

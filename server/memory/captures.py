@@ -63,7 +63,7 @@ MAX_TURN_CHARS = limits.TURN_CHARS
 MAX_MARKDOWN_CHARS = limits.MARKDOWN_CHARS
 MAX_TURNS = limits.TURNS
 MAX_BODY = 8 * 1024 * 1024 - 1024
-COALESCE_SECONDS = 300.0     # captures of one conversation within this share one activity row
+COALESCE_SECONDS = 300.0  # captures of one conversation within this share one activity row
 ROLES = ("user", "assistant", "system", "tool")
 
 
@@ -81,15 +81,15 @@ class Incoming:
     role: str
     text: str
     native_id: str | None = None
-    valid_at: float | None = None      # the turn's own time (an import); None: the time it is stored
+    valid_at: float | None = None  # the turn's own time (an import); None: the time it is stored
     granularity: str = ages.INSTANT
-    markdown: str | None = None        # the turn as GFM (code fenced, tables, math as TeX)
+    markdown: str | None = None  # the turn as GFM (code fenced, tables, math as TeX)
 
 
 @dataclasses.dataclass(frozen=True)
 class Op:
-    action: str          # add | update | unchanged
-    incoming: int        # index into the incoming turns
+    action: str  # add | update | unchanged
+    incoming: int  # index into the incoming turns
     stored_id: int | None = None
     position: int | None = None
 
@@ -139,8 +139,7 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
                 last = c
                 ops.append(Op("unchanged", i, s.id))
                 continue
-            if (c == len(stored) - 1 and s.role == turn.role and s.native_id is None
-                    and turn.text.startswith(s.text)):
+            if c == len(stored) - 1 and s.role == turn.role and s.native_id is None and turn.text.startswith(s.text):
                 used.add(c)
                 last = c
                 ops.append(Op("update", i, s.id))
@@ -174,15 +173,25 @@ def _ids_agree(s: Stored, turn: Incoming) -> bool:
 
 
 async def upsert(
-    store: Store, cache: ProbeCache, policy: PolicyOwner, *, url: str, title: str, site: str,
+    store: Store,
+    cache: ProbeCache,
+    policy: PolicyOwner,
+    *,
+    url: str,
+    title: str,
+    site: str,
     turns: list[dict[str, Any]],
 ) -> dict[str, int]:
     """POST /api/captures."""
     prov = stamp(url, title)
     await policy.require_collect(prov.source_host)
     incoming = [
-        Incoming(t["role"], clean_text(t["text"], f"turns[{n}].text"), t.get("native_id") or None,
-                 markdown=_markdown(t.get("markdown")))
+        Incoming(
+            t["role"],
+            clean_text(t["text"], f"turns[{n}].text"),
+            t.get("native_id") or None,
+            markdown=_markdown(t.get("markdown")),
+        )
         for n, t in enumerate(turns)
     ]
     title = cap(title.strip(), MAX_TITLE_CHARS, ellipsis=True)
@@ -203,7 +212,11 @@ async def upsert(
 
 
 async def write_turns(
-    conn: aiosqlite.Connection, prov: Provenance, conversation_id: int, title: str, incoming: Sequence[Incoming],
+    conn: aiosqlite.Connection,
+    prov: Provenance,
+    conversation_id: int,
+    title: str,
+    incoming: Sequence[Incoming],
     now: float,
 ) -> tuple[dict[str, int], int]:
     """Apply `plan()` to a conversation inside the caller's transaction: (counts, stored turns)."""
@@ -218,18 +231,33 @@ async def write_turns(
         turn = incoming[op.incoming]
         if op.action == "add":
             await insert_fact(
-                conn, stamp(prov.source_url, turn.native_id or title), kind="turn", title=title,
-                text=turn.text, valid_at=now if turn.valid_at is None else turn.valid_at,
-                granularity=turn.granularity, now=now, conversation_id=conversation_id, position=op.position,
-                role=turn.role, native_id=turn.native_id, markdown=turn.markdown,
+                conn,
+                stamp(prov.source_url, turn.native_id or title),
+                kind="turn",
+                title=title,
+                text=turn.text,
+                valid_at=now if turn.valid_at is None else turn.valid_at,
+                granularity=turn.granularity,
+                now=now,
+                conversation_id=conversation_id,
+                position=op.position,
+                role=turn.role,
+                native_id=turn.native_id,
+                markdown=turn.markdown,
             )
         elif op.action == "update":
             await conn.execute(
                 "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
                 "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
-                {"text": turn.text, "role": turn.role, "native_id": turn.native_id, "now": now,
-                 "markdown": turn.markdown, "id": op.stored_id,
-                 "search_text": search_forms("", turn.text)["search_text"]},
+                {
+                    "text": turn.text,
+                    "role": turn.role,
+                    "native_id": turn.native_id,
+                    "now": now,
+                    "markdown": turn.markdown,
+                    "id": op.stored_id,
+                    "search_text": search_forms("", turn.text)["search_text"],
+                },
             )
         elif op.stored_id is not None and turn.markdown is not None:
             text, markdown = stored_md.get(op.stored_id, ("", None))
@@ -245,9 +273,11 @@ async def conversation_row(
 ) -> tuple[int, str]:
     """The conversation row (created on first capture); a new non-empty title renames it.
     `created_at` is the conversation's own start (an import); an earlier one replaces a later."""
-    row = await (await conn.execute(
-        "SELECT id, source_ref FROM conversations WHERE source_url = ? AND site = ?", (prov.source_url, site)
-    )).fetchone()
+    row = await (
+        await conn.execute(
+            "SELECT id, source_ref FROM conversations WHERE source_url = ? AND site = ?", (prov.source_url, site)
+        )
+    ).fetchone()
     if row is None:
         cur = await conn.execute(
             "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "
@@ -258,8 +288,9 @@ async def conversation_row(
         return cur.lastrowid, title
     conversation_id: int = row["id"]
     if created_at is not None:
-        await conn.execute("UPDATE conversations SET created_at = MIN(created_at, ?) WHERE id = ?",
-                           (created_at, conversation_id))
+        await conn.execute(
+            "UPDATE conversations SET created_at = MIN(created_at, ?) WHERE id = ?", (created_at, conversation_id)
+        )
     if not title or title == row["source_ref"]:
         await conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
         return conversation_id, title or row["source_ref"]
@@ -272,22 +303,30 @@ async def conversation_row(
         "UPDATE facts SET title = :title, search_title = :search_title, "
         "source_ref = CASE WHEN native_id IS NULL THEN :source_ref ELSE source_ref END "
         "WHERE conversation_id = :id",
-        {"title": title, "search_title": search_forms(title, "")["search_title"],
-         "source_ref": renamed.source_ref, "id": conversation_id},
+        {
+            "title": title,
+            "search_title": search_forms(title, "")["search_title"],
+            "source_ref": renamed.source_ref,
+            "id": conversation_id,
+        },
     )
     return conversation_id, title
 
 
 async def _record(
-    conn: aiosqlite.Connection, prov: Provenance, conversation_id: int, total: int,
-    counts: dict[str, int], now: float,
+    conn: aiosqlite.Connection,
+    prov: Provenance,
+    conversation_id: int,
+    total: int,
+    counts: dict[str, int],
+    now: float,
 ) -> None:
     """One activity row per conversation while it streams: a capture within COALESCE_SECONDS of
     the previous capture of the same conversation (and nothing logged between) updates that row."""
     summary = f"Chat on {prov.source_host}: {total} turns"
-    last = await (await conn.execute(
-        "SELECT id, kind, at, detail, invalid_at FROM activity ORDER BY id DESC LIMIT 1"
-    )).fetchone()
+    last = await (
+        await conn.execute("SELECT id, kind, at, detail, invalid_at FROM activity ORDER BY id DESC LIMIT 1")
+    ).fetchone()
     fresh = last is not None and last["invalid_at"] is None and now - last["at"] < COALESCE_SECONDS
     if last is not None and fresh and last["kind"] == "capture":
         detail = json.loads(last["detail"])
@@ -300,7 +339,11 @@ async def _record(
             )
             return
     await activity.record(
-        conn, "capture", summary, source_url=prov.source_url, source_host=prov.source_host,
+        conn,
+        "capture",
+        summary,
+        source_url=prov.source_url,
+        source_host=prov.source_host,
         detail={"conversation_id": conversation_id, "added": counts["add"], "updated": counts["update"]},
     )
 

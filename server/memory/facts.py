@@ -23,8 +23,8 @@ from server.store.db import Store
 from server.textcaps import cap, cap_markdown
 
 MAX_TEXT_CHARS = limits.NOTE_CHARS
-MAX_TITLE_CHARS = 500        # a page title is cut (on a character boundary), never refused
-ANSWER_TEXT_CHARS = 600      # a fact's text in page-match tiers and search results
+MAX_TITLE_CHARS = 500  # a page title is cut (on a character boundary), never refused
+ANSWER_TEXT_CHARS = 600  # a fact's text in page-match tiers and search results
 ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap_markdown)
 
 INSERT_FACT = """
@@ -130,8 +130,12 @@ async def write_fact(
         )
         label = "Note" if kind == "note" else "Clip"
         await activity.record(
-            conn, kind, f"{label} on {prov.source_host}: {cap(text, 80, ellipsis=True)}",
-            source_url=prov.source_url, source_host=prov.source_host, detail={"id": fact_id},
+            conn,
+            kind,
+            f"{label} on {prov.source_host}: {cap(text, 80, ellipsis=True)}",
+            source_url=prov.source_url,
+            source_host=prov.source_host,
+            detail={"id": fact_id},
         )
     cache.invalidate_url(prov.source_url)
     return fact_id

@@ -82,8 +82,13 @@ async def counts(store: Store, host: str) -> tuple[int, int]:
 async def dry_run(store: Store, confirmations: Confirmations, raw_host: str) -> dict[str, Any]:
     host = rule_host(raw_host)
     facts, documents = await counts(store, host)
-    return {"host": host, "facts": facts, "documents": documents,
-            "confirm": confirmations.issue(host, facts, documents), "expires_in": CONFIRM_SECONDS}
+    return {
+        "host": host,
+        "facts": facts,
+        "documents": documents,
+        "confirm": confirmations.issue(host, facts, documents),
+        "expires_in": CONFIRM_SECONDS,
+    }
 
 
 async def apply(
@@ -94,15 +99,15 @@ async def apply(
     batch = secrets.token_urlsafe(12)
     now = time.time()
     async with store.transaction() as conn:
-        row = await (await conn.execute(
-            COUNT_LIVE, {"host": host}
-        )).fetchone()
+        row = await (await conn.execute(COUNT_LIVE, {"host": host})).fetchone()
         facts = int(row[0]) if row else 0
         documents = await library.count_for_host(store, host)
         if (facts, documents) != (pending.facts, pending.documents):
             raise Conflict(
                 "what is stored from this site changed since the dry run; ask again",
-                code="confirm_stale", facts=facts, documents=documents,
+                code="confirm_stale",
+                facts=facts,
+                documents=documents,
             )
         await conn.execute(HIDE_LIVE, {"now": now, "batch": batch, "host": host})
         hidden_activity = (await conn.execute(HIDE_ACTIVITY, {"now": now, "batch": batch, "host": host})).rowcount
@@ -111,8 +116,11 @@ async def apply(
             (batch, host, now, facts, documents),
         )
         await activity.record(
-            conn, "forget", f"Forgot {host} and its subdomains: {facts} facts hidden ({documents} library documents kept)",
-            source_host=host, detail={"batch": batch, "facts": facts, "documents": documents, "activity": hidden_activity},
+            conn,
+            "forget",
+            f"Forgot {host} and its subdomains: {facts} facts hidden ({documents} library documents kept)",
+            source_host=host,
+            detail={"batch": batch, "facts": facts, "documents": documents, "activity": hidden_activity},
         )
     cache.invalidate_host(host)
     return {"host": host, "facts": facts, "documents": documents, "activity": hidden_activity, "batch": batch}
@@ -120,9 +128,7 @@ async def apply(
 
 async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
     async with store.transaction() as conn:
-        row = await (await conn.execute(
-            "SELECT host, undone_at FROM forget_batches WHERE id = ?", (batch,)
-        )).fetchone()
+        row = await (await conn.execute("SELECT host, undone_at FROM forget_batches WHERE id = ?", (batch,))).fetchone()
         if row is None:
             raise NotFound("no such forget batch", code="unknown_batch")
         host: str = row["host"]
@@ -132,10 +138,15 @@ async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
             "UPDATE facts SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
         )
         restored = cur.rowcount
-        await conn.execute("UPDATE activity SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,))
+        await conn.execute(
+            "UPDATE activity SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
+        )
         await conn.execute("UPDATE forget_batches SET undone_at = ? WHERE id = ?", (time.time(), batch))
         await activity.record(
-            conn, "undo", f"Restored {restored} facts of {host}", source_host=host,
+            conn,
+            "undo",
+            f"Restored {restored} facts of {host}",
+            source_host=host,
             detail={"batch": batch, "restored": restored},
         )
     cache.invalidate_host(host)

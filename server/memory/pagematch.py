@@ -27,6 +27,10 @@ from server.store.db import Store
 from server.urls import host_of, normalise_url
 
 EXACT_LIMIT = 50
+FACT_COLUMNS = (
+    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
+    "f.role, f.conversation_id, f.markdown"
+)
 SITE_LIMIT = 20
 RELATED_LIMIT = 10
 
@@ -42,13 +46,13 @@ async def page_match(store: Store, policy: PolicyOwner, url: str, title: str) ->
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
     exact_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
+        f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
         f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
         "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (source_url, EXACT_LIMIT),
     )
     site_rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown "  # noqa: S608
+        f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
         f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
         "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (host, source_url, SITE_LIMIT),
@@ -95,7 +99,8 @@ async def page_probe(store: Store, cache: ProbeCache, policy: PolicyOwner, url: 
     counts = cache.get(source_url)
     if counts is None:
         row = await store.fetchone(
-            f"SELECT COUNT(*) FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')}", (source_url,)  # noqa: S608
+            f"SELECT COUNT(*) FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')}",  # noqa: S608
+            (source_url,),
         )
         exact = int(row[0]) if row else 0
         documents = len(await library.documents_for_page(store, source_url))

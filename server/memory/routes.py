@@ -31,22 +31,47 @@ NOTE_BODY = {
 FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024
 
 
-@api.route("POST", "/api/notes", summary="Keep a note about a page (collect hosts only)",
-           body=NOTE_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
+@api.route(
+    "POST",
+    "/api/notes",
+    summary="Keep a note about a page (collect hosts only)",
+    body=NOTE_BODY,
+    max_body=FACT_MAX_BODY,
+    status=201,
+    responses=(400, 403, 413),
+)
 async def post_note(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     fact_id = await facts.write_fact(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], kind="note", url=body["url"],
-        title=body.get("title", ""), text=body["text"], valid_day=body.get("valid_day"),
+        request.app[appkeys.STORE],
+        request.app[appkeys.PROBE_CACHE],
+        request.app[appkeys.POLICY],
+        kind="note",
+        url=body["url"],
+        title=body.get("title", ""),
+        text=body["text"],
+        valid_day=body.get("valid_day"),
     )
     return {"id": fact_id}
 
 
-@api.route("POST", "/api/clips", summary="Keep a selection from a page (collect hosts only; URL required)",
-           body=FACT_BODY, max_body=FACT_MAX_BODY, status=201, responses=(400, 403, 413))
+@api.route(
+    "POST",
+    "/api/clips",
+    summary="Keep a selection from a page (collect hosts only; URL required)",
+    body=FACT_BODY,
+    max_body=FACT_MAX_BODY,
+    status=201,
+    responses=(400, 403, 413),
+)
 async def post_clip(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     fact_id = await facts.write_fact(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], kind="clip", url=body["url"],
-        title=body.get("title", ""), text=body["text"],
+        request.app[appkeys.STORE],
+        request.app[appkeys.PROBE_CACHE],
+        request.app[appkeys.POLICY],
+        kind="clip",
+        url=body["url"],
+        title=body.get("title", ""),
+        text=body["text"],
     )
     return {"id": fact_id}
 
@@ -65,7 +90,9 @@ TURN = {
 
 
 @api.route(
-    "POST", "/api/captures", summary="Upsert a captured chat conversation (collect hosts only)",
+    "POST",
+    "/api/captures",
+    summary="Upsert a captured chat conversation (collect hosts only)",
     body={
         "type": "object",
         "properties": {
@@ -76,35 +103,51 @@ TURN = {
         },
         "required": ["url", "turns"],
     },
-    max_body=captures.MAX_BODY, responses=(400, 403, 413),
+    max_body=captures.MAX_BODY,
+    responses=(400, 403, 413),
 )
 async def post_capture(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     return await captures.upsert(
-        request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], request.app[appkeys.POLICY], url=body["url"],
-        title=body.get("title", ""), site=body.get("site", ""), turns=body["turns"],
+        request.app[appkeys.STORE],
+        request.app[appkeys.PROBE_CACHE],
+        request.app[appkeys.POLICY],
+        url=body["url"],
+        title=body.get("title", ""),
+        site=body.get("site", ""),
+        turns=body["turns"],
     )
 
 
 @api.route(
-    "GET", "/api/conversations", summary="The stored turns of a page's conversation, in order",
-    query={"type": "object", "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}},
-           "required": ["url"]},
+    "GET",
+    "/api/conversations",
+    summary="The stored turns of a page's conversation, in order",
+    query={
+        "type": "object",
+        "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}},
+        "required": ["url"],
+    },
 )
 async def get_conversations(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     return await captures.conversation_turns(request.app[appkeys.STORE], query["url"], query.get("site"))
 
 
 @api.route(
-    "GET", "/api/page-match", summary="Memory about a page in four tiers (empty for an off host)",
-    query={"type": "object", "properties": {"url": URL, "title": TITLE},
-           "required": ["url"]},
+    "GET",
+    "/api/page-match",
+    summary="Memory about a page in four tiers (empty for an off host)",
+    query={"type": "object", "properties": {"url": URL, "title": TITLE}, "required": ["url"]},
 )
 async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await pagematch.page_match(request.app[appkeys.STORE], request.app[appkeys.POLICY], query["url"], query.get("title", ""))
+    return await pagematch.page_match(
+        request.app[appkeys.STORE], request.app[appkeys.POLICY], query["url"], query.get("title", "")
+    )
 
 
 @api.route(
-    "GET", "/api/page-probe", summary="Counts behind the green icon (cached 30 s per page; empty for off)",
+    "GET",
+    "/api/page-probe",
+    summary="Counts behind the green icon (cached 30 s per page; empty for off)",
     query={"type": "object", "properties": {"url": URL}, "required": ["url"]},
 )
 async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
@@ -114,11 +157,17 @@ async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict
 
 
 @api.route(
-    "GET", "/api/search", summary="Full-text search over every kind of item",
-    query={"type": "object",
-           "properties": {"q": {"type": "string", "minLength": 1, "maxLength": 4_000},
-                          "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
-           "required": ["q"]},
+    "GET",
+    "/api/search",
+    summary="Full-text search over every kind of item",
+    query={
+        "type": "object",
+        "properties": {
+            "q": {"type": "string", "minLength": 1, "maxLength": 4_000},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+        },
+        "required": ["q"],
+    },
 )
 async def get_search(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     q: str = query["q"]
@@ -128,37 +177,54 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
 
 
 @api.route(
-    "POST", "/api/forget", summary="Forget a site: a dry run with counts, then apply with its confirmation",
-    body={"type": "object",
-          "properties": {"host": HOST, "dry_run": {"type": "boolean"},
-                         "confirm": {"type": "string", "minLength": 1, "maxLength": 200}},
-          "required": ["host"]},
-    max_body=4096, responses=(400, 409),
+    "POST",
+    "/api/forget",
+    summary="Forget a site: a dry run with counts, then apply with its confirmation",
+    body={
+        "type": "object",
+        "properties": {
+            "host": HOST,
+            "dry_run": {"type": "boolean"},
+            "confirm": {"type": "string", "minLength": 1, "maxLength": 200},
+        },
+        "required": ["host"],
+    },
+    max_body=4096,
+    responses=(400, 409),
 )
 async def post_forget(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     store, confirmations = request.app[appkeys.STORE], request.app[appkeys.FORGET_CONFIRMATIONS]
     if body.get("dry_run"):
         if "confirm" in body:
-                raise BadRequest("a dry run takes no confirm", code="bad_value")
+            raise BadRequest("a dry run takes no confirm", code="bad_value")
         return await forget.dry_run(store, confirmations, body["host"])
     if "confirm" not in body:
-        raise BadRequest("send dry_run: true first, then the confirm it answered", code="missing_field",
-                         field="body.confirm")
+        raise BadRequest(
+            "send dry_run: true first, then the confirm it answered", code="missing_field", field="body.confirm"
+        )
     return await forget.apply(store, request.app[appkeys.PROBE_CACHE], confirmations, body["host"], body["confirm"])
 
 
 @api.route(
-    "POST", "/api/forget/undo", summary="Undo a forget batch",
-    body={"type": "object", "properties": {"batch": {"type": "string", "minLength": 1, "maxLength": 200}},
-          "required": ["batch"]},
-    max_body=4096, responses=(400, 404),
+    "POST",
+    "/api/forget/undo",
+    summary="Undo a forget batch",
+    body={
+        "type": "object",
+        "properties": {"batch": {"type": "string", "minLength": 1, "maxLength": 200}},
+        "required": ["batch"],
+    },
+    max_body=4096,
+    responses=(400, 404),
 )
 async def post_forget_undo(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     return await forget.undo(request.app[appkeys.STORE], request.app[appkeys.PROBE_CACHE], body["batch"])
 
 
 @api.route(
-    "GET", "/api/activity", summary="The activity log, newest first",
+    "GET",
+    "/api/activity",
+    summary="The activity log, newest first",
     query={"type": "object", "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 500}}},
 )
 async def get_activity(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from server.searchtext import STOP_WORDS, fts_queries, terms
 from server.store.db import Store
 
 VISIBLE_FACT = visible("facts", "f")
-WINDOW = 400   # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
+WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
 
 # Hits are ranked exactly when there are at most WINDOW of them. Beyond that, bm25 over every
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
@@ -63,7 +63,9 @@ _COVER_CTE = """
 WITH cov AS MATERIALIZED (
   SELECT rowid, COUNT(*) AS n FROM ({union}) GROUP BY rowid ORDER BY n DESC, rowid DESC LIMIT :window
 )"""
-_COVERED_SQL = _COVER_CTE + f""",
+_COVERED_SQL = (
+    _COVER_CTE  # noqa: S608 - built by visible()
+    + f""",
 hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, hit.rank AS rank, cov.n AS covered
@@ -71,13 +73,17 @@ FROM cov JOIN hit ON hit.rowid = cov.rowid JOIN facts f ON f.id = cov.rowid
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY cov.n DESC, hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
-_COVERED_NEWEST_SQL = _COVER_CTE + f"""
+)
+_COVERED_NEWEST_SQL = (
+    _COVER_CTE
+    + f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
        f.role, f.conversation_id, 0.0 AS rank, cov.n AS covered
 FROM cov JOIN facts f ON f.id = cov.rowid
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
 ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
+)
 # one term's rowids, for the coverage count only: the rows themselves are read by _COVERED_SQL,
 # which joins facts through the visibility rule
 _TERM_ROWIDS = "SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{n}"
@@ -103,7 +109,12 @@ async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
 
 
 async def fts_facts(
-    store: Store, match: str, limit: int, *, exclude_host: str | None = None, ranked: bool = True,
+    store: Store,
+    match: str,
+    limit: int,
+    *,
+    exclude_host: str | None = None,
+    ranked: bool = True,
     any_of: tuple[str, ...] = (),
 ) -> list[aiosqlite.Row]:
     """Live facts for one MATCH string, best first, each with its bm25 `rank` (and for an
@@ -158,8 +169,10 @@ async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
         ranked: list[tuple[int, float, int, dict[str, Any]]] = [
             (-_covered(r), float(r["rank"]), n, fact_answer(r)) for n, r in enumerate(facts)
         ]
-        ranked += [(-int(c.get("covered", 0)), float(c["rank"]), len(ranked) + n, _document_hit(c))
-                   for n, c in enumerate(chunks)]
+        ranked += [
+            (-int(c.get("covered", 0)), float(c["rank"]), len(ranked) + n, _document_hit(c))
+            for n, c in enumerate(chunks)
+        ]
         ranked.sort(key=lambda t: t[:3])
         results = [item for *_key, item in ranked[:limit]]
         if results:

@@ -23,8 +23,8 @@ from server.store.db import Store
 
 MARK_START = "\ue000"
 MARK_END = "\ue001"
-SNIPPET_CHARS = 240          # the window of text shown around the first matched word
-LEAD_CHARS = 60              # how much of it comes before that word
+SNIPPET_CHARS = 240  # the window of text shown around the first matched word
+LEAD_CHARS = 60  # how much of it comes before that word
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
 
 _FACT_HIGHLIGHTS = f"""

@@ -64,8 +64,7 @@ class Store:
     async def open(cls, path: Path) -> Store:
         if not fts5_available():
             raise StoreError(
-                "this Python's SQLite has no FTS5; install a Python built with FTS5 "
-                f"(sqlite {sqlite3.sqlite_version})"
+                f"this Python's SQLite has no FTS5; install a Python built with FTS5 (sqlite {sqlite3.sqlite_version})"
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(path, isolation_level=None)
