@@ -67,6 +67,9 @@ async def test_miss_control(fx: Fixture | None, complete: Fixture | None, make_f
     if complete is not None:
         await farm.server.set_site_mode(complete.host, "collect")
     await farm.refresh_policy()
+    # the capture script is registered asynchronously after a policy change: a page opened before
+    # that would never be captured (seen once as an empty control)
+    assert await farm.browser.wait_registered(fx.site, within=10), f"no capture script for {fx.site}"
 
     # control first: a complete page of the same site records none
     if complete is not None:

@@ -82,6 +82,9 @@ async def capture_real_page(
     await farm.configure(page_memory=True)
     await farm.server.set_site_mode(host, "collect")
     await farm.refresh_policy()
+    site = registry_site(url)
+    if site is not None:  # the capture script is registered asynchronously after a policy change
+        await farm.browser.wait_registered(site, within=10)
     body = await asyncio.to_thread(html_path.read_bytes)
 
     async def serve(route: Any) -> None:
