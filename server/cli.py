@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="exit 0 healthy, 2 reported unhealthy, 1 could not tell")
     _common(status)
     # subcommands that talk to the running server, each in its own module
-    for module in ("server.library.cli", "server.dataio.cli", "server.search_cli", "server.mcp_server"):
+    for module in ("server.library.cli", "server.dataio.cli", "server.search_cli", "server.mcp_server", "server.nativehost.cli"):
         importlib.import_module(module).add_commands(sub, _common)
     return parser
 
@@ -52,13 +52,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings.from_args(args)
     from server import serving
     from server.app import create_app
+    from server.instance import AlreadyRunning, Claim
     from server.store.db import StoreError
 
     try:
-        app = create_app(settings)
-        print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
-        print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
-        serving.run(app, args.host, args.port)
+        with Claim(settings.data_dir) as claim:
+            app = create_app(settings)
+            claim.announce(args.host, args.port)
+            print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
+            print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
+            serving.run(app, args.host, args.port)
+    except AlreadyRunning as err:
+        print(f"wherefrom: {err}", file=sys.stderr)
+        return 1
     except StoreError as err:
         print(f"wherefrom: {err}", file=sys.stderr)
         return 1
