@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="exit 0 healthy, 2 reported unhealthy, 1 could not tell")
     _common(status)
     # subcommands that talk to the running server, each in its own module
-    for module in ("server.library.cli", "server.dataio.cli", "server.search_cli", "server.mcp_server", "server.nativehost.cli"):
+    modules = ("server.library.cli", "server.dataio.cli", "server.search_cli", "server.mcp_server")
+    for module in (*modules, "server.nativehost.cli"):
         importlib.import_module(module).add_commands(sub, _common)
     return parser
 
@@ -60,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             app = create_app(settings)
             claim.announce(args.host, args.port)
             print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
-            print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
+            print("  pair the extension: open its side panel (see `wherefrom install-browser-link`)", flush=True)
             serving.run(app, args.host, args.port)
     except AlreadyRunning as err:
         print(f"wherefrom: {err}", file=sys.stderr)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from server.nativehost import install
-from server.settings import DEFAULT_PORT, add_arguments, default_data_dir
+from server.nativehost.host import ALLOWED_ORIGIN
+from server.settings import DEFAULT_PORT, default_data_dir
 
 
 def add_install_command(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -44,7 +45,7 @@ def cmd_install_browser_link(args: argparse.Namespace) -> int:
         return 0
     port = None if args.port == DEFAULT_PORT else args.port
     path, launcher = install.install(where, args.data_dir, port)
-    print(f"wrote {path}\n  it runs {launcher}\n  and answers only {install.ALLOWED_ORIGIN}")
+    print(f"wrote {path}\n  it runs {launcher}\n  and answers only {ALLOWED_ORIGIN}")
     print(f"open Wherefrom's side panel in {args.browser}: it finds the server, or starts it, by itself")
     return 0
 
