@@ -5,7 +5,7 @@ import '../shared/protocol.js';
 import * as actions from './actions.js';
 import { refreshPolicy, syncContentScripts } from './governance.js';
 import { ALARM, flush } from './outbox.js';
-import { dispatch } from './messages.js';
+import { connection, dispatch } from './messages.js';
 import { flushDeletes } from './library.js';
 import { pageMemoryOn } from './store.js';
 import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
@@ -41,6 +41,7 @@ chrome.runtime.onInstalled.addListener(() =>
 
 chrome.runtime.onStartup.addListener(() =>
   guarded('onStartup', async () => {
+    if (await pageMemoryOn()) await connection(); // finds the server, or has the browser link start it
     const { changed } = await refreshPolicy();
     await syncContentScripts();
     if (changed) await refreshActiveTabs();
