@@ -11,22 +11,21 @@ dir's lock taken and exits; both starts then find the one that runs.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from server.commands.client import Client, ServerUnavailable
 from server.instance import read_runtime
 from server.private_files import FILE_MODE, make_private_dir
 
 LOG_NAME = "server.log"
 START_WITHIN_S = 25.0
+HEALTH_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -38,14 +37,11 @@ class Found:
     problem: str = ""  # why a server that answered is not ours
 
 
-def _health(port: int, token: str) -> tuple[int, Any]:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/health", headers={"Authorization": f"Bearer {token}"})
+def _health(port: int, data_dir: Path) -> tuple[int, Any]:
+    """GET /api/health with the data dir's token, through the one client of the running server."""
     try:
-        with urllib.request.urlopen(req, timeout=2) as resp:  # noqa: S310 - fixed loopback URL
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, None
-    except (OSError, ValueError):
+        return Client(port, data_dir, timeout=HEALTH_TIMEOUT_S).request("GET", "/api/health", paired=False)
+    except ServerUnavailable:
         return 0, None
 
 
@@ -83,7 +79,7 @@ def locate(data_dir: Path, port: int) -> Found:
         token = ""
     if not token:
         return Found(False, url)
-    status, answer = _health(port, token)
+    status, answer = _health(port, data_dir)
     if status == 0:
         return Found(False, url)
     if status != 200 or not _ours(answer, data_dir):

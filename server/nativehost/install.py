@@ -3,7 +3,8 @@
 Chrome, Chromium, Edge and Brave read `<user data dir>/NativeMessagingHosts/<name>.json` for the
 current user (Linux and macOS). The manifest names the launcher next to it (an absolute path,
 as Chrome requires) and lists one allowed origin: the pinned extension id. The launcher is a
-two-line shell script (0700) that execs this installation's Python on `-m server native-host`.
+small shell script (0700) that execs this installation's Python on `wherefrom native-host`
+(`-m server.nativehost`: the same command without the rest of the command line's imports).
 Windows reads the manifest's path from the registry instead
 (HKCU\\Software\\Google\\Chrome\\NativeMessagingHosts\\<name>, docs/threat-model.md).
 """
@@ -63,7 +64,7 @@ def manifest(launcher: Path) -> dict[str, object]:
 
 
 def launcher_text(python: str, extra: list[str]) -> str:
-    argv = [python, "-m", "server", "native-host", *extra]
+    argv = [python, "-m", "server.nativehost", *extra]  # `wherefrom native-host`, lighter to start
     return (
         "#!/bin/sh\n"
         "# written by `wherefrom install-browser-link`: the browser runs this for the Wherefrom extension\n"
