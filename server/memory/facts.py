@@ -23,7 +23,7 @@ from server.store.db import Store
 from server.textcaps import cap, cap_markdown
 
 MAX_TEXT_CHARS = limits.NOTE_CHARS
-MAX_TITLE_CHARS = 500  # a page title is cut (on a character boundary), never refused
+MAX_TITLE_CHARS = limits.STORED_TITLE_CHARS  # a page title is cut (on a character boundary), never refused
 ANSWER_TEXT_CHARS = 600  # a fact's text in page-match tiers and search results
 ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap_markdown)
 
