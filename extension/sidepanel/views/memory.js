@@ -270,7 +270,7 @@ export function initMemory() {
     };
     ui.forget = { host, confirm: r.confirm, until, timer: /** @type {any} */ (setInterval(tick, 250)) };
     tick();
-    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host} and its subdomains would be forgotten` +
+    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host}${r.subdomains === false ? ' (this host only)' : ' and its subdomains'} would be forgotten` +
       (r.documents ? `; ${r.documents} library document${r.documents === 1 ? '' : 's'} from it stay in the library.` : '.');
     status.dataset.tone = 'warn';
   });
