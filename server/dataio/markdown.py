@@ -4,21 +4,18 @@ document; each with YAML front matter (url, site, title, kind, dates). Pure func
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
+from server import ages
 from server.dataio.slugs import file_name, safe_component
 from server.urls import host_of
 
 
 def when(epoch: float | None, granularity: str = "instant") -> str | None:
-    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only."""
-    if epoch is None:
-        return None
-    if granularity == "day":
-        return dt.datetime.fromtimestamp(epoch).astimezone().date().isoformat()
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only (server.ages.iso:
+    None for a time out of range, never an error)."""
+    return ages.iso(epoch, granularity)
 
 
 def front_matter(fields: dict[str, Any]) -> str:

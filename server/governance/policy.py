@@ -139,9 +139,7 @@ class PolicyOwner:
                 "ON CONFLICT(host) DO UPDATE SET mode=excluded.mode, updated_at=excluded.updated_at",
                 (host, mode, time.time()),
             )
-            await activity.record(
-                conn, "rule", f"{scope_words(host)}: {mode}", source_host=host, detail={"mode": mode}
-            )
+            await activity.record(conn, "rule", f"{scope_words(host)}: {mode}", source_host=host, detail={"mode": mode})
         await self.load()
         return {"host": host, "mode": mode}
 
