@@ -8,6 +8,7 @@ required, items, enum, minLength/maxLength (characters), minimum/maximum, maxIte
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import math
@@ -18,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from server import appkeys
-from server.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from server.errors import BadRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType
 
 Json = dict[str, Any]
 Handler = Callable[[web.Request, Json, Json], Awaitable[Any]]
@@ -116,12 +117,19 @@ async def read_json(request: web.Request, max_body: int) -> Json:
     return value
 
 
+BODY_IDLE_SECONDS = 30.0  # a body that sends nothing for this long is given up (408, connection closed)
+
+
 async def read_capped(request: web.Request, max_body: int) -> bytes:
-    """The whole body, or 413 as soon as it passes `max_body` (chunked bodies included)."""
+    """The whole body, or 413 as soon as it passes `max_body` (chunked bodies included), or 408
+    when it stops arriving for BODY_IDLE_SECONDS (a half-sent body never holds a handler)."""
     parts: list[bytes] = []
     total = 0
     while True:
-        chunk = await request.content.read(64 * 1024)
+        try:
+            chunk = await asyncio.wait_for(request.content.read(64 * 1024), BODY_IDLE_SECONDS)
+        except TimeoutError:
+            raise RequestTimeout(f"the body stopped arriving for {BODY_IDLE_SECONDS:g} s") from None
         if not chunk:
             return b"".join(parts)
         total += len(chunk)

@@ -12,6 +12,7 @@ sends raw bytes to prove it, so an aiohttp upgrade that moves the hook fails the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from http import HTTPStatus
 from typing import Any
 
@@ -65,7 +66,12 @@ class JsonErrorRunner(web.AppRunner):
 async def serve_forever(app: web.Application, host: str, port: int) -> None:
     """Serve `app` until cancelled or signalled (SIGINT/SIGTERM), then clean up (app cleanup runs)."""
     runner = JsonErrorRunner(app, access_log=None, handle_signals=True)
-    await runner.setup()
+    try:
+        await runner.setup()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await app.cleanup()  # what the startup opened before it failed
+        raise
     try:
         await web.TCPSite(runner, host, port).start()
         await asyncio.Event().wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -43,8 +44,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
         print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
         serving.run(app, args.host, args.port)
-    except StoreError as err:
-        print(f"wherefrom: {err}", file=sys.stderr)
+    except (StoreError, sqlite3.DatabaseError) as err:
+        print(f"wherefrom: cannot open the store: {err}", file=sys.stderr)
         return 1
     except OSError as err:
         print(f"wherefrom: cannot listen on {args.host}:{args.port}: {err}", file=sys.stderr)

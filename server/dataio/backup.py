@@ -7,8 +7,10 @@ SQLite's online backup API in a single step — one read transaction, so the cop
 as of one instant and is never restarted by the server's writes. The copy is checked
 (`PRAGMA integrity_check`), made 0600 and renamed into place; an existing FILE is refused.
 
-`restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, or whose
-schema is newer than this build's migrations; then while the caller's `serving` check names a
+`restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, whose
+schema is newer than this build's migrations, or whose schema (sqlite_master) is not exactly what
+those migrations make in a fresh database (server.store.schema_check: an added trigger, a
+missing table); then while the caller's `serving` check names a
 server holding the database, and while any process holds it open (an exclusive-lock probe,
 which also catches a server on another port). The current database (with its -wal and -shm) is
 kept aside as wherefrom.db.before-restore-<time>, then the backup is copied in.
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.store.db import migration_files
+from server.store.schema_check import differences_in, migration_files
 
 DB_NAME = "wherefrom.db"
 
@@ -89,14 +91,20 @@ def check_restorable(path: Path) -> str:
             names = {r[0] for r in con.execute("SELECT name FROM schema_migrations")}
         except sqlite3.DatabaseError:
             raise RefusedError(f"{path} is not a Wherefrom database (no schema_migrations)") from None
+        known = {name for name, _ in migration_files()}
+        newer = sorted(names - known)
+        if newer:
+            raise RefusedError(
+                f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first"
+            )
+        wrong = differences_in(con)
+        if wrong:
+            more = f"; and {len(wrong) - 5} more" if len(wrong) > 5 else ""
+            raise RefusedError(f"{path} is not a database this build made ({'; '.join(wrong[:5])}{more}); not restored")
     except sqlite3.DatabaseError as err:
         raise RefusedError(f"{path} fails integrity_check: {err}") from None
     finally:
         con.close()
-    known = {name for name, _ in migration_files()}
-    newer = sorted(names - known)
-    if newer:
-        raise RefusedError(f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first")
     return max(names) if names else ""
 
 
