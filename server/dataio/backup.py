@@ -4,8 +4,10 @@ server/commands/backup.py).
 `backup()` opens the database itself, read-only, beside the running server (WAL lets a second
 connection read one consistent snapshot while the server keeps writing), and copies it with
 SQLite's online backup API in a single step — one read transaction, so the copy is the database
-as of one instant and is never restarted by the server's writes. The copy is checked
-(`PRAGMA integrity_check`), made 0600 and renamed into place; an existing FILE is refused.
+as of one instant and is never restarted by the server's writes. The copy is written 0600 in a
+fresh 0700 folder made beside FILE (nobody else can plant a link in it), checked (`PRAGMA
+integrity_check`) and hard-linked into place, which fails on any existing name: an existing FILE,
+or a link at its name, is refused and nothing is ever written through a link.
 
 `restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, whose
 schema is newer than this build's migrations, or whose schema (sqlite_master) is not exactly what
@@ -19,7 +21,9 @@ kept aside as wherefrom.db.before-restore-<time>, then the backup is copied in.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,14 +42,20 @@ def backup(db: Path, dest: Path) -> dict[str, Any]:
     """Copy `db` to `dest` through the backup API from a read-only connection."""
     if not db.exists():
         raise RefusedError(f"no database at {db}")
-    if dest.exists():
+    if os.path.lexists(dest):
         raise RefusedError(f"{dest} exists; choose a new file name")
-    tmp = dest.with_name(dest.name + ".partial")
-    tmp.unlink(missing_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".wherefrom-backup-", dir=dest.parent))  # 0700, ours alone
+    try:
+        return _backup_via(db, dest, work / "copy.db")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _backup_via(db: Path, dest: Path, tmp: Path) -> dict[str, Any]:
     started = time.perf_counter()
     src = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         dst = sqlite3.connect(tmp)
         try:
@@ -58,9 +68,11 @@ def backup(db: Path, dest: Path) -> dict[str, Any]:
     finally:
         src.close()
     if problems:
-        tmp.unlink(missing_ok=True)
         raise RefusedError(f"the copy failed integrity_check: {problems[:3]}")
-    os.replace(tmp, dest)
+    try:
+        os.link(tmp, dest, follow_symlinks=False)  # never replaces a name, a link's included
+    except FileExistsError:
+        raise RefusedError(f"{dest} exists; choose a new file name") from None
     done = time.perf_counter()
     return {
         "bytes": dest.stat().st_size,
