@@ -47,7 +47,7 @@ def provenance(item: dict[str, Any]) -> dict[str, Any]:
         "age": age.get("label", "") if isinstance(age, dict) else str(age),
         "snippet": cap(" ".join(str(item.get("text", "")).split()), SNIPPET_CHARS, ellipsis=True),
     }
-    for extra in ("role", "conversation_id", "chunk"):
+    for extra in ("role", "conversation_id", "chunk", "via"):
         if extra in item:
             out[extra] = item[extra]
     return out
@@ -56,7 +56,7 @@ def provenance(item: dict[str, Any]) -> dict[str, Any]:
 def item_line(n: int, item: dict[str, Any]) -> str:
     """`n. [kind] title — site, age` then the url and the snippet, indented."""
     p = provenance(item)
-    kind = p["kind"] + (f" ({p['role']})" if p.get("role") else "")
+    kind = p["kind"] + (f" ({p['role']})" if p.get("role") else "") + (f" via {p['via']}" if p.get("via") else "")
     head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {p['age'] or 'age unknown'}"
     ident = f"  id {p['id']}" if p["kind"] == "document" else ""
     return f"{head}\n   {p['url']}{ident}\n   {p['snippet']}"

@@ -83,6 +83,7 @@ FACT = _obj(
         "text": {"type": "string", "minLength": 1, "maxLength": limits.NOTE_CHARS},
         "valid_at": TIME,
         "granularity": GRANULARITY,
+        "via": {"type": "string", "enum": ["mcp"], "description": "written by an agent (MCP), not the person"},
     },
     ["kind", "url", "title", "text", "valid_at", "granularity"],
     "a note or a clip about a page",
