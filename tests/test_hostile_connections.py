@@ -59,7 +59,8 @@ async def test_idle_and_half_open_connections_are_closed_within_a_minute(api: Ap
 async def test_control_a_whole_request_on_the_same_kind_of_socket_is_answered(api: Api) -> None:
     seconds, answer = await closed_after(
         api,
-        f"GET /api/health HTTP/1.1\r\n{head(api)}Authorization: Bearer {api.token}\r\nConnection: close\r\n\r\n".encode(),
+        f"GET /api/health HTTP/1.1\r\n{head(api)}Authorization: Bearer {api.token}\r\n"
+        "Connection: close\r\n\r\n".encode(),
     )
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
     assert seconds < 5

@@ -7,8 +7,8 @@ cannot break a read (ages and date formatting never raise)."""
 from __future__ import annotations
 
 import copy
-import io
 import json
+import shutil
 import subprocess
 import time
 import zipfile
@@ -22,7 +22,7 @@ from server.dataio import chats, markdown
 from server.memory.facts import insert_fact
 from server.provenance import stamp
 from server.settings import Settings
-from tests.conftest import Api
+from tests.conftest import Api, skip_unless_optional
 from tests.test_dataio_import import claude_sample, counts, wherefrom
 
 FAR = 1e18  # a far-future day-granular time (year ~31.7 billion)
@@ -197,12 +197,13 @@ def test_an_encrypted_zip_is_one_line_and_exit_1(tmp_path: Path, settings: Setti
     zpath = tmp_path / "export.zip"
     plain = tmp_path / "conversations.json"
     plain.write_text(json.dumps(claude_sample()), "utf-8")
-    if subprocess.run(["zip", "-q", "-j", "-P", "secret", str(zpath), str(plain)], check=False).returncode != 0:
-        pytest.skip("no zip tool to build an encrypted zip")
+    zip_tool = shutil.which("zip")
+    if zip_tool is None:
+        skip_unless_optional("no zip tool to build an encrypted zip")
+    subprocess.run([str(zip_tool), "-q", "-j", "-P", "secret", str(zpath), str(plain)], check=True)
     with pytest.raises(chats.ExportFormatError, match="encrypted"):
         chats.read_file(zpath)
     good = tmp_path / "good.zip"  # control: the same member unencrypted reads
     with zipfile.ZipFile(good, "w") as zf:
         zf.write(plain, "conversations.json")
     assert len(chats.read_file(good).conversations) == 2
-    _ = io  # the zip above is built on disk, as a person's download is
