@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -49,8 +50,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except AlreadyRunning as err:
         print(f"wherefrom: {err}", file=sys.stderr)
         return 1
-    except StoreError as err:
-        print(f"wherefrom: {err}", file=sys.stderr)
+    except (StoreError, sqlite3.DatabaseError) as err:
+        print(f"wherefrom: cannot open the store: {err}", file=sys.stderr)
         return 1
     except OSError as err:
         print(f"wherefrom: cannot listen on {args.host}:{args.port}: {err}", file=sys.stderr)

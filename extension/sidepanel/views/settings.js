@@ -58,7 +58,7 @@ function renderRules(policy) {
       await hooks.refreshAll();
     });
     list.append(el('li', { class: 'rule', attrs: { 'data-host': r.host } }, [
-      el('div', {}, [el('div', { class: 'rule-host', text: r.host }), el('div', { class: 'hint', text: 'this site and its subdomains' })]),
+      el('div', {}, [el('div', { class: 'rule-host', text: r.host }), el('div', { class: 'hint', text: r.exact ? 'this host only (a public suffix: never the sites under it)' : 'this site and its subdomains' })]),
       select, remove,
     ]));
   }
