@@ -9,7 +9,21 @@ INSTANT = "instant"
 DAY = "day"
 
 
+def iso(epoch: float, granularity: str = INSTANT, tz: dt.tzinfo | None = None) -> str:
+    """The one ISO-8601 form of a stored time: an instant in UTC to the second
+    (2026-12-01T21:30:00Z); a day-granular time as its (local) date only (2026-12-01)."""
+    if granularity == DAY:
+        zone = tz or dt.datetime.now().astimezone().tzinfo
+        return dt.datetime.fromtimestamp(epoch, zone).date().isoformat()
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def age(valid_at: float, granularity: str, *, now: float | None = None, tz: dt.tzinfo | None = None) -> dict[str, str]:
+    """{label, granularity, at}: the age as people read it ("3d") beside the ISO date (`iso`)."""
+    return {**_age(valid_at, granularity, now=now, tz=tz), "at": iso(valid_at, granularity, tz)}
+
+
+def _age(valid_at: float, granularity: str, *, now: float | None = None, tz: dt.tzinfo | None = None) -> dict[str, str]:
     now = time.time() if now is None else now
     if granularity == DAY:
         zone = tz or dt.datetime.now().astimezone().tzinfo

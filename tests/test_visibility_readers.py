@@ -217,7 +217,7 @@ def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
         "server/memory/pagematch.py:page_match",
         "server/memory/pagematch.py:page_probe",
         "server/memory/search.py:_RANK_ALL_SQL",
-        "server/memory/captures.py:conversation_turns",
+        "server/memory/threads.py:conversation_item",
         "server/library/queries.py:list_documents",
         "server/library/queries.py:get_document",
         "server/library/queries.py:search_chunks",

@@ -124,9 +124,9 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
     ids = {f"c{n}": cid for n, cid in enumerate(by_conv)}
     marks = ",".join(f":{k}" for k in ids)
     turns = await store.fetchall(
-        "SELECT f.conversation_id, f.role, f.text, f.native_id, f.valid_at, f.granularity FROM facts f "  # noqa: S608 - placeholders only
-        f"WHERE f.conversation_id IN ({marks}) AND ({visible('facts', 'f')} OR (:off AND f.invalid_at IS NULL)) "
-        "ORDER BY f.conversation_id, f.position",
+        "SELECT f.conversation_id, f.role, f.text, f.markdown, f.native_id, f.valid_at, f.granularity, f.position, "  # noqa: S608 - placeholders only
+        f"f.shown FROM facts f WHERE f.conversation_id IN ({marks}) AND ({visible('facts', 'f')} "
+        "OR (:off AND f.invalid_at IS NULL)) ORDER BY f.conversation_id, f.position, f.valid_at, f.id",
         _params(scope, **ids),
     )
     for t in turns:
@@ -134,9 +134,12 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
             {
                 "role": t["role"],
                 "text": t["text"],
+                "markdown": t["markdown"],
                 "native_id": t["native_id"],
                 "valid_at": t["valid_at"],
                 "granularity": t["granularity"],
+                "position": t["position"],
+                "shown": bool(t["shown"]),
             }
         )
     items = [

@@ -30,10 +30,10 @@ ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap
 INSERT_FACT = """
 INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity,
                   created_at, updated_at, conversation_id, position, role, native_id,
-                  search_title, search_text, markdown)
+                  search_title, search_text, markdown, shown)
 VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at, :granularity,
         :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
-        :search_title, :search_text, :markdown)
+        :search_title, :search_text, :markdown, :shown)
 """
 
 
@@ -57,6 +57,7 @@ def fact_row(
     role: str | None = None,
     native_id: str | None = None,
     markdown: str | None = None,
+    shown: bool = True,
 ) -> dict[str, Any]:
     """The parameters of INSERT_FACT; the source columns come only from a Provenance."""
     return {
@@ -73,6 +74,7 @@ def fact_row(
         "role": role,
         "native_id": native_id,
         "markdown": markdown,
+        "shown": int(shown),
         **search_forms(title, text),
     }
 
