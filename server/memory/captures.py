@@ -17,12 +17,17 @@ and then:
             ids do not disagree                      -> unchanged (a late, shorter re-send
                                                         never shrinks a turn)
   by place: it extends the stored text, same role,
-            the stored turn has no native id         -> updated (a reply still growing)
-  by place: same role, other text (or another id)    -> a new VERSION of that turn, shown in
+            the stored turn is the LAST one and has
+            no native id                             -> updated (a reply still growing)
+  by place: same role, other text (or another id),
+            after a turn that matched               -> a new VERSION of that turn, shown in
                                                         its place (a regenerated reply, an
                                                         edited message); an earlier version
                                                         with that text or id is shown again
-  by place: another role                             -> added at the end (never replaces)
+  by place: anything else                            -> added at the end (never replaces: a
+                                                        thread that shares nothing with the
+                                                        stored one may be another chat's,
+                                                        sent under this URL after pushState)
   no stored turn at that place                       -> added (before the first stored turn
                                                         when it precedes the first match,
                                                         else after the last; order kept)
@@ -156,12 +161,12 @@ def plan(
                 last = c
                 ops.append(Op("unchanged", i, s.id))
                 continue
-            if s.role == turn.role and s.native_id is None and turn.text.startswith(s.text):
+            if c == len(stored) - 1 and s.role == turn.role and s.native_id is None and turn.text.startswith(s.text):
                 used.add(c)
                 last = c
                 ops.append(Op("update", i, s.id))
                 continue
-            if s.role == turn.role:
+            if s.role == turn.role and last >= 0:
                 used.add(c)
                 last = c
                 h = other_place.get((s.position, turn.role, turn.text))
@@ -255,6 +260,7 @@ async def write_turns(
     stored_md = {r["id"]: (r["text"], r["markdown"]) for r in rows}
     next_free = max((r["position"] for r in rows), default=-1) + 1
     ops = plan(stored, incoming, hidden, next_free)
+    rewritten = 0  # versions shown again with a new text (the site's id says it is that turn)
     for op in ops:
         turn = incoming[op.incoming]
         if op.action in ("add", "version"):
@@ -276,6 +282,7 @@ async def write_turns(
                 markdown=turn.markdown,
             )
         elif op.action == "update" or (op.action == "show" and stored_md[op.stored_id or 0][0] != turn.text):
+            rewritten += op.action == "show"
             await conn.execute(
                 "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
                 "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
@@ -297,10 +304,13 @@ async def write_turns(
         if op.action == "show":
             await show_only(conn, conversation_id, op.position, op.stored_id)
     counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged", "version", "show")}
+    counts["update"] += rewritten
     return counts, len(stored) + counts["add"]
 
 
-async def show_only(conn: aiosqlite.Connection, conversation_id: int, position: int | None, fact_id: int | None) -> None:
+async def show_only(
+    conn: aiosqlite.Connection, conversation_id: int, position: int | None, fact_id: int | None
+) -> None:
     """Make `fact_id` the version shown at `position` (None: hide them all, a new one follows)."""
     await conn.execute(
         "UPDATE facts SET shown = (id IS ?) WHERE conversation_id = ? AND position = ? AND shown != (id IS ?)",

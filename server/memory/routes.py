@@ -151,7 +151,9 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
     },
     responses=(400, 404),
 )
-async def get_conversation_markdown(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+async def get_conversation_markdown(
+    request: web.Request, body: dict[str, Any], query: dict[str, Any]
+) -> dict[str, Any]:
     item = await threads.conversation_item(request.app[appkeys.STORE], query["url"], query.get("site"))
     if item is None:
         raise NotFound("no conversation is stored for this page")
