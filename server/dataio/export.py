@@ -33,9 +33,19 @@ class Scope:
     include_off: bool = False  # the deliberate bypass of the site-mode half (never of forget)
 
 
-def _host_clause(alias: str, scope: Scope) -> str:
-    """--site: the one host-or-subdomain rule (server.urls.host_clause), on :site."""
-    return "1" if scope.site is None else host_clause(f"{alias}.source_host", "site")
+def _host_clause(alias: str, scope: Scope, conversations: bool = False) -> str:
+    """--site: a host (the one host-or-subdomain rule, server.urls.host_clause, on :site) or a
+    chat site's id as every other place shows it (`chatgpt`): its conversations, and the items
+    on the hosts its visible conversations are on."""
+    if scope.site is None:
+        return "1"
+    hosts = host_clause(f"{alias}.source_host", "site")
+    if conversations:
+        return f"({hosts} OR {alias}.site = :site)"
+    return (
+        f"({hosts} OR {alias}.source_host IN (SELECT s.source_host FROM conversations s "  # noqa: S608 - constant
+        f"WHERE s.site = :site AND {visible('conversations', 's')}))"
+    )
 
 
 def _params(scope: Scope, **extra: Any) -> dict[str, Any]:
@@ -74,7 +84,7 @@ async def export_page(store: Store, kind: str, scope: Scope, after: int, limit: 
 
 async def _total(store: Store, kind: str, scope: Scope) -> int:
     """How many items of `kind` the pages will hold (for the progress bar), by the same rule."""
-    host_sql = _host_clause("x", scope)
+    host_sql = _host_clause("x", scope, kind == "conversations")
     sql = {
         "conversations": "SELECT COUNT(*) FROM conversations x WHERE "  # noqa: S608 - constant clauses
         f"({visible('conversations', 'x')} OR :off) AND {host_sql} AND EXISTS (SELECT 1 FROM facts s "
@@ -91,7 +101,7 @@ async def _total(store: Store, kind: str, scope: Scope) -> int:
 
 async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
     """Per host, the live items of `kind` the site-mode half of the rule keeps back."""
-    host_sql = _host_clause("x", scope)
+    host_sql = _host_clause("x", scope, kind == "conversations")
     hidden = f"NOT {FUNCTION}(x.source_host) AND {host_sql} GROUP BY x.source_host"
     sql = {
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
@@ -104,7 +114,7 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
 
 
 async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    host_sql = _host_clause("c", scope)
+    host_sql = _host_clause("c", scope, conversations=True)
     since_sql = "1"
     if scope.since is not None:
         since_sql = (
