@@ -6,7 +6,8 @@ items never leave; items of `off` sites only with --include-off) and writes
              `wherefrom import-chats DIR/wherefrom.json` reads back;
   markdown:  DIR/conversations/<site>/…md, DIR/notes/<host>/…md (a page's notes and clips),
              DIR/library/<host>/…md, names by server.dataio.slugs (stable across runs).
-A file whose content did not change is not rewritten. Progress on stderr, a summary on stdout.
+A file whose content did not change is not rewritten; one the person edited is never overwritten
+(server.dataio.exportdir: the new version goes beside it, and the summary says so). Progress on stderr, a summary on stdout.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from server.dataio import markdown, schema
+from server.dataio import exportdir, markdown, schema
 from server.dataio.client import Client, CliError, Progress
+from server.render import conversation as render_conversation
 
 
 def add_command(sub: Any, common: Any) -> None:
@@ -30,7 +32,12 @@ def add_command(sub: Any, common: Any) -> None:
     common(p)
     p.add_argument("dir", type=Path, metavar="DIR")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    p.add_argument("--site", default=None, metavar="HOST", help="only this host and its subdomains")
+    p.add_argument(
+        "--site",
+        default=None,
+        metavar="SITE",
+        help="only this site: a host (and its subdomains) or a chat site id (chatgpt)",
+    )
     p.add_argument("--since", default=None, metavar="DAY", help="only items dated from this day (YYYY-MM-DD)")
     p.add_argument("--include-off", action="store_true", help="also items of sites that are off (never forgotten ones)")
     p.set_defaults(func=cmd_export)
@@ -128,41 +135,33 @@ def export_markdown(
 ) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    names: dict[str, str] = {}
-    made: set[Path] = set()
-    written = 0
+    out = exportdir.ExportDir.open(args.dir)
 
     def write(identity: str, rel_path: str, text: str) -> None:
-        nonlocal written
-        if names.setdefault(rel_path.lower(), identity) != identity:
-            raise CliError(f"two items would share {rel_path}; nothing more was written")
-        path = args.dir / rel_path
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        data = text.encode("utf-8")
         try:
-            if path.read_bytes() == data:
-                return  # unchanged: not rewritten (stable files, stable mtimes)
-        except FileNotFoundError:
-            path.write_bytes(data)  # new: nothing to keep whole
-            written += 1
-            return
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-        written += 1
+            out.write(identity, rel_path, text)
+        except exportdir.ExportClash as err:
+            raise CliError(str(err)) from None
 
-    for item in pages(client, "conversations", args, left_out):
-        write(f"conversation {item['site']} {item['url']}", *markdown.conversation(item))
-        counts["conversations"] += 1
-    by_page: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for item in pages(client, "facts", args, left_out):
-        by_page[item["url"]].append(item)
-        counts["facts"] += 1
-    for url, facts in sorted(by_page.items()):
-        write(f"page {url}", *markdown.page_notes(url, facts))
-    for item in pages(client, "documents", args, left_out):
-        write(f"document {item['url']}", *markdown.document(item))
-        counts["documents"] += 1
-    return counts, written, left_out
+    try:
+        for item in pages(client, "conversations", args, left_out):
+            write(f"conversation {render_conversation.identity(item)}", *render_conversation.conversation(item))
+            counts["conversations"] += 1
+        by_page: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        for item in pages(client, "facts", args, left_out):
+            by_page[item["url"]].append(item)
+            counts["facts"] += 1
+        for url, facts in sorted(by_page.items()):
+            write(f"page {url}", *markdown.page_notes(url, facts))
+        for item in pages(client, "documents", args, left_out):
+            write(f"document {item['url']}", *markdown.document(item))
+            counts["documents"] += 1
+    finally:
+        out.save()
+    for rel in out.beside:
+        print(f"  kept your edits to {rel}: the new version is beside it ({exportdir.BESIDE})", file=sys.stderr)
+    for rel in out.kept_old:
+        print(f"  kept {rel}: you edited it and its conversation was renamed", file=sys.stderr)
+    if out.moved:
+        print(f"  moved {out.moved} files of renamed items", file=sys.stderr)
+    return counts, out.written, left_out
