@@ -30,6 +30,7 @@ NOT_READERS = {
     "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
     "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
+    "server/memory/versions.py:write_thread": "the import writer matches a placed thread's turns to the stored ones",
     "server/memory/captures.py:conversation_row": "the capture writer finds the conversation row it updates",
     "server/memory/search.py:_TERM_ROWIDS": "a term's rowids for the coverage count; _COVERED_SQL reads the rows",
     "server/library/queries.py:_CHUNK_HOLDS_TERM": "whether a chunk holds a term; search_chunks reads the chunk",

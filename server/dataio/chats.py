@@ -329,7 +329,7 @@ def parse_claude(data: list[Any]) -> Parsed:
         if conv.get("created_at") is not None:
             created = _claude_time(conv["created_at"], f"{where}.created_at")[0]
         messages = _need(conv, "chat_messages", (list,), where)
-        turns = []
+        turns: list[dict[str, Any]] = []
         for k, msg in enumerate(messages):
             mwhere = f"{where}.chat_messages[{k}]"
             mid = _need(msg, "uuid", (str,), mwhere)

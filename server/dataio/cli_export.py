@@ -7,7 +7,8 @@ items never leave; items of `off` sites only with --include-off) and writes
   markdown:  DIR/conversations/<site>/…md, DIR/notes/<host>/…md (a page's notes and clips),
              DIR/library/<host>/…md, names by server.dataio.slugs (stable across runs).
 A file whose content did not change is not rewritten; one the person edited is never overwritten
-(server.dataio.exportdir: the new version goes beside it, and the summary says so). Progress on stderr, a summary on stdout.
+(server.dataio.exportdir: the new version goes beside it, and the summary says so).
+Progress on stderr, a summary on stdout.
 """
 
 from __future__ import annotations

@@ -57,7 +57,6 @@ from server.memory.facts import (
     clean_text,
     insert_fact,
     search_forms,
-    turn_markdown,
 )
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
@@ -138,10 +137,10 @@ def plan(
             continue
         h = other_native.get((turn.native_id, turn.role)) if turn.native_id else None
         if h is not None:
-            j = index_of.get(h.position)
-            if j is not None:
-                used.add(j)
-                last = max(last, j)
+            at = index_of.get(h.position)
+            if at is not None:
+                used.add(at)
+                last = max(last, at)
             ops.append(Op("show", i, h.id, h.position))
             continue
         k = _next_after(by_content.get((turn.role, turn.text), []), last)

@@ -122,7 +122,7 @@ async def post_capture(request: web.Request, body: dict[str, Any], query: dict[s
 @api.route(
     "GET",
     "/api/conversations",
-    summary="The turns shown of a page's conversation, in order, with dates and versions (versions=true: the others too)",
+    summary="The turns shown of a page's conversation, with dates and versions (versions=true: the others too)",
     query={
         "type": "object",
         "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}, "versions": {"type": "boolean"}},

@@ -108,7 +108,7 @@ async def _refresh(conn: aiosqlite.Connection, row: aiosqlite.Row, turn: Any, no
             "id": row["id"],
         },
     )
-    return text_changed or md_changed or moved
+    return bool(text_changed or md_changed or moved)
 
 
 def number(rows: Sequence[Any]) -> list[dict[str, Any]]:

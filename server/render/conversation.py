@@ -77,7 +77,7 @@ def heading(entry: dict[str, Any]) -> str:
 
 def render(item: dict[str, Any]) -> str:
     """The whole file: front matter, title, the turns shown."""
-    return page(item)["markdown"]
+    return str(page(item)["markdown"])
 
 
 def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None) -> dict[str, Any]:
