@@ -20,8 +20,8 @@ from typing import Any
 
 import aiosqlite
 
-from server.memory.facts import insert_fact, search_forms
-from server.provenance import Provenance, stamp
+from server.memory.facts import INSERT_FACT, fact_row, insert_fact, search_forms
+from server.provenance import Provenance, restamp
 
 
 async def write_thread(
@@ -37,6 +37,8 @@ async def write_thread(
         "SELECT id, position, role, text, native_id, markdown, shown FROM facts WHERE conversation_id = ?",
         (conversation_id,),
     )
+    if not rows:
+        return await _insert_all(conn, prov, conversation_id, title, incoming, now)
     by_native = {(r["native_id"], r["role"]): r for r in rows if r["native_id"]}
     by_place = {(r["position"], r["role"], r["text"]): r for r in rows}
     counts = {"add": 0, "update": 0, "unchanged": 0, "version": 0, "show": 0}
@@ -51,7 +53,7 @@ async def write_thread(
         if row is None:
             fact_id = await insert_fact(
                 conn,
-                stamp(prov.source_url, turn.native_id or title),
+                restamp(prov, turn.native_id or title),
                 kind="turn",
                 title=title,
                 text=turn.text,
@@ -76,14 +78,54 @@ async def write_thread(
         seen.add(fact_id)
         if turn.shown:
             shown_at[turn.position] = fact_id
-    if rows:  # a store that had this conversation: the incoming branch becomes the one shown
-        for position, fact_id in shown_at.items():
-            cur = await conn.execute(
-                "UPDATE facts SET shown = (id = ?) WHERE conversation_id = ? AND position = ? AND shown != (id = ?)",
-                (fact_id, conversation_id, position, fact_id),
-            )
-            counts["show"] += 1 if cur.rowcount else 0
+    for position, fact_id in shown_at.items():  # the incoming branch becomes the one shown
+        cur = await conn.execute(
+            "UPDATE facts SET shown = (id = ?) WHERE conversation_id = ? AND position = ? AND shown != (id = ?)",
+            (fact_id, conversation_id, position, fact_id),
+        )
+        counts["show"] += 1 if cur.rowcount else 0
     return counts, len(shown_at)
+
+
+async def _insert_all(
+    conn: aiosqlite.Connection,
+    prov: Provenance,
+    conversation_id: int,
+    title: str,
+    incoming: Sequence[Any],
+    now: float,
+) -> tuple[dict[str, int], int]:
+    """A conversation new to the store: every turn inserted in one statement (an import's
+    common case; nothing to match, nothing to hide). The same native id twice keeps the first."""
+    counts = {"add": 0, "update": 0, "unchanged": 0, "version": 0, "show": 0}
+    seen: set[tuple[str, str]] = set()
+    params = []
+    for turn in incoming:
+        if turn.native_id:
+            if (turn.native_id, turn.role) in seen:
+                counts["unchanged"] += 1
+                continue
+            seen.add((turn.native_id, turn.role))
+        params.append(
+            fact_row(
+                restamp(prov, turn.native_id or title),
+                kind="turn",
+                title=title,
+                text=turn.text,
+                valid_at=now if turn.valid_at is None else turn.valid_at,
+                granularity=turn.granularity,
+                now=now,
+                conversation_id=conversation_id,
+                position=turn.position,
+                role=turn.role,
+                native_id=turn.native_id,
+                markdown=turn.markdown,
+                shown=turn.shown,
+            )
+        )
+        counts["add" if turn.shown else "version"] += 1
+    await conn.executemany(INSERT_FACT, params)
+    return counts, counts["add"]
 
 
 async def _refresh(conn: aiosqlite.Connection, row: aiosqlite.Row, turn: Any, now: float) -> bool:
