@@ -1,4 +1,4 @@
-"""`wherefrom export DIR [--format markdown|json] [--site HOST] [--since DAY] [--include-off]`.
+"""`wherefrom export DIR [--format markdown|json] [--site SITE] [--since DAY] [--include-off]`.
 
 Reads everything visible from the RUNNING server (GET /api/export, page by page: forgotten
 items never leave; items of `off` sites only with --include-off) and writes
@@ -18,6 +18,7 @@ import collections
 import datetime as dt
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any

@@ -134,8 +134,9 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
     ids = {f"c{n}": cid for n, cid in enumerate(by_conv)}
     marks = ",".join(f":{k}" for k in ids)
     turns = await store.fetchall(
-        "SELECT f.conversation_id, f.role, f.text, f.markdown, f.native_id, f.valid_at, f.granularity, f.position, "  # noqa: S608 - placeholders only
-        f"f.shown FROM facts f WHERE f.conversation_id IN ({marks}) AND {visible('facts', 'f', include_off=scope.include_off)} "
+        "SELECT f.conversation_id, f.role, f.text, f.markdown, f.native_id, f.valid_at, f.granularity, "  # noqa: S608 - placeholders only
+        f"f.position, f.shown FROM facts f WHERE f.conversation_id IN ({marks}) "
+        f"AND {visible('facts', 'f', include_off=scope.include_off)} "
         "ORDER BY f.conversation_id, f.position, f.valid_at, f.id",
         _params(scope, **ids),
     )
