@@ -7,7 +7,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from server.ages import DAY, INSTANT, age
+from server.ages import DAY, INSTANT, age, iso
 from tests.conftest import Api
 
 UTC = dt.UTC
@@ -86,3 +86,11 @@ async def test_day_note_end_to_end_reads_today_not_hours(api: Api) -> None:
     )
     _, s = await api.get("/api/search", params={"q": "older entry"})
     assert s["results"][0]["age"] == {"label": "yesterday", "granularity": "day", "at": ANY}
+
+
+def test_every_age_carries_its_iso_date_beside_the_label() -> None:
+    instant = age(NOW - 3 * 86400, INSTANT, now=NOW)
+    assert instant["label"] == "3d" and instant["at"] == iso(NOW - 3 * 86400)
+    assert dt.datetime.fromisoformat(instant["at"].replace("Z", "+00:00")).timestamp() == int(NOW - 3 * 86400)
+    day = age(NOW, DAY, now=NOW, tz=UTC)
+    assert day["at"] == dt.datetime.fromtimestamp(NOW, UTC).date().isoformat()

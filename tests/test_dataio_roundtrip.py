@@ -40,13 +40,26 @@ def files(folder: Path) -> dict[str, bytes]:
 async def test_export_import_export_gives_identical_files(api: Api, settings: Settings, tmp_path: Path) -> None:
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
+    # and a chat captured as the extension posts it: code, a table, math (Markdown beside the text)
+    captured_md = 'Here:\n\n```python\nprint("hello")\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$$e^{i\\pi} + 1 = 0$$\n'
+    turns = [
+        {"role": "user", "text": "show me", "native_id": "cap-u1"},
+        {"role": "assistant", "text": 'Here: print("hello") a b 1 2 e^{i\\pi} + 1 = 0', "markdown": captured_md},
+    ]
+    status, _ = await api.post(
+        "/api/captures",
+        {"url": "https://claude.ai/chat/captured", "title": "Captured", "site": "claude", "turns": turns},
+    )
+    assert status == 200
     first_json, first_md = tmp_path / "json1", tmp_path / "md1"
     for folder, fmt in ((first_json, "json"), (first_md, "markdown")):
         code, out, err = await wherefrom(settings, "export", str(folder), "--format", fmt)
         assert code == 0, err
     md = files(first_md)
     conversations = {k: v for k, v in md.items() if k.startswith("conversations/")}
-    assert len(conversations) == 192
+    assert len(conversations) == 193
+    [captured] = [v.decode("utf-8") for k, v in conversations.items() if k.startswith("conversations/claude/")]
+    assert captured_md.rstrip() in captured  # the stored Markdown, not the plain text
     # every code fence a turn opens is closed within the file (the real file has replies cut mid-code)
     assert [k for k, v in conversations.items() if open_fence(v.decode("utf-8"))] == []
     assert sum(b" of 2\n" in v for v in conversations.values()) >= 1  # the other versions are said
