@@ -41,7 +41,9 @@ async def test_export_import_export_gives_identical_files(api: Api, settings: Se
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
     # and a chat captured as the extension posts it: code, a table, math (Markdown beside the text)
-    captured_md = 'Here:\n\n```python\nprint("hello")\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$$e^{i\\pi} + 1 = 0$$\n'
+    captured_md = (
+        'Here:\n\n```python\nprint("hello")\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$$e^{i\\pi} + 1 = 0$$\n'
+    )
     turns = [
         {"role": "user", "text": "show me", "native_id": "cap-u1"},
         {"role": "assistant", "text": 'Here: print("hello") a b 1 2 e^{i\\pi} + 1 = 0', "markdown": captured_md},

@@ -158,3 +158,14 @@ async def test_reimport_after_an_edit_moves_the_shown_branch(api: Api) -> None:
     assert status == 200, md
     assert "## User · 1970-01-01T00:00:20Z · version 2 of 2" in md["markdown"]
     assert "Walnuts" not in md["markdown"] and "other_versions: 4" in md["markdown"]
+
+
+async def test_two_turns_sent_as_shown_at_one_place_show_one(api: Api) -> None:
+    turns = [
+        {"role": "user", "text": "first", "valid_at": 10, "granularity": "instant", "position": 0, "shown": True},
+        {"role": "user", "text": "second", "valid_at": 11, "granularity": "instant", "position": 0, "shown": True},
+    ]
+    conv = {"url": CHAT, "site": "chatgpt", "title": "t", "turns": turns}
+    status, body = await api.post("/api/import", {"import_id": "dup", "source": "wherefrom", "conversations": [conv]})
+    assert status == 200 and (body["turns"]["added"], body["turns"]["versions"]) == (1, 1), body
+    assert await shown(api) == [("user", "first", 1, 2)]

@@ -96,11 +96,16 @@ async def _insert_all(
     now: float,
 ) -> tuple[dict[str, int], int]:
     """A conversation new to the store: every turn inserted in one statement (an import's
-    common case; nothing to match, nothing to hide). The same native id twice keeps the first."""
+    common case; nothing to match, nothing to hide). The same native id twice keeps the first;
+    two turns sent as shown at one place: the first is shown, the next kept as another version."""
     counts = {"add": 0, "update": 0, "unchanged": 0, "version": 0, "show": 0}
     seen: set[tuple[str, str]] = set()
+    taken: set[int] = set()
     params = []
     for turn in incoming:
+        shown = turn.shown and turn.position not in taken
+        if shown:
+            taken.add(turn.position)
         if turn.native_id:
             if (turn.native_id, turn.role) in seen:
                 counts["unchanged"] += 1
@@ -120,10 +125,10 @@ async def _insert_all(
                 role=turn.role,
                 native_id=turn.native_id,
                 markdown=turn.markdown,
-                shown=turn.shown,
+                shown=shown,
             )
         )
-        counts["add" if turn.shown else "version"] += 1
+        counts["add" if shown else "version"] += 1
     await conn.executemany(INSERT_FACT, params)
     return counts, counts["add"]
 
