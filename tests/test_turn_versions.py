@@ -169,3 +169,26 @@ async def test_two_turns_sent_as_shown_at_one_place_show_one(api: Api) -> None:
     status, body = await api.post("/api/import", {"import_id": "dup", "source": "wherefrom", "conversations": [conv]})
     assert status == 200 and (body["turns"]["added"], body["turns"]["versions"]) == (1, 1), body
     assert await shown(api) == [("user", "first", 1, 2)]
+
+
+async def test_editing_an_earlier_message_live_leaves_the_old_tail_as_versions(api: Api) -> None:
+    old = [
+        ("user", "q1"),
+        ("assistant", "a1"),
+        ("user", "q2"),
+        ("assistant", "a2"),
+        ("user", "q3"),
+        ("assistant", "a3"),
+    ]
+    await api.post("/api/captures", capture(old))
+    # the person edits q2 on the site: the thread now ends with the new reply to it
+    _, body = await api.post(
+        "/api/captures", capture([("user", "q1"), ("assistant", "a1"), ("user", "q2 edited"), ("assistant", "b2")])
+    )
+    assert body["versions"] == 2, body
+    assert [t[1] for t in await shown(api)] == ["q1", "a1", "q2 edited", "b2"]
+    row = await api.store.fetchone("SELECT COUNT(*) FROM facts WHERE conversation_id IS NOT NULL")
+    assert row is not None and row[0] == 8  # q3 and a3 kept, not shown
+    # positive control: a re-send of the whole thread without an edit hides nothing
+    _, again = await api.post("/api/captures", capture([("user", "q1"), ("assistant", "a1")]))
+    assert again["versions"] == 0 and [t[1] for t in await shown(api)] == ["q1", "a1", "q2 edited", "b2"]

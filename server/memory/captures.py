@@ -31,7 +31,9 @@ and then:
   no stored turn at that place                       -> added (before the first stored turn
                                                         when it precedes the first match,
                                                         else after the last; order kept)
-Only the versions shown take part in matching by content and place. So a stored turn with a
+When a capture makes a new version, the stored turns after its last place stop being shown
+(an edited message drops the turns after it on the site; they are kept as versions). Only the
+versions shown take part in matching by content and place. So a stored turn with a
 native id is only ever updated by a turn with the same id; a reply re-sent as it grows updates
 one turn and never adds fragments; a changed turn never becomes a turn after it, and nothing
 stored is lost: every version is kept (server.memory.versions numbers them), re-sends stay
@@ -304,6 +306,15 @@ async def write_turns(
             await show_only(conn, conversation_id, op.position, op.stored_id)
     counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged", "version", "show")}
     counts["update"] += rewritten
+    if counts["version"] and ops:
+        # an edited message: the site drops the turns after it, so the stored turns after the
+        # capture's last place belong to the branch left behind — kept, no longer shown
+        place = {s.id: s.position for s in stored}
+        ends = max((op.position if op.position is not None else place.get(op.stored_id or -1, -1)) for op in ops)
+        await conn.execute(
+            "UPDATE facts SET shown = 0 WHERE conversation_id = ? AND shown = 1 AND position > ?",
+            (conversation_id, ends),
+        )
     return counts, len(stored) + counts["add"]
 
 
