@@ -111,3 +111,21 @@ async def test_reexport_never_overwrites_an_edited_file_and_moves_a_renamed_one(
     assert "my own notes" in moved.read_text("utf-8") and "kept your edits" in err
     beside = moved.with_name(moved.stem + ".wherefrom-new.md")
     assert "more" in beside.read_text("utf-8") and "my own notes" not in beside.read_text("utf-8")
+
+
+async def test_a_changed_json_export_is_kept_and_the_new_one_written_beside(
+    api: Api, settings: Settings, tmp_path: Path
+) -> None:
+    await api.post("/api/notes", {"url": "https://notes.example/a", "text": "first note"})
+    out = tmp_path / "json"
+    code, _, err = await wherefrom(settings, "export", str(out), "--format", "json")
+    assert code == 0, err
+    # positive control: our own file is simply replaced by the next export
+    await api.post("/api/notes", {"url": "https://notes.example/a", "text": "second note"})
+    code, _, err = await wherefrom(settings, "export", str(out), "--format", "json")
+    assert code == 0 and "second note" in (out / "wherefrom.json").read_text("utf-8") and "kept" not in err
+    (out / "wherefrom.json").write_text("my own edit\n", "utf-8")
+    code, _, err = await wherefrom(settings, "export", str(out), "--format", "json")
+    assert code == 0, err
+    assert (out / "wherefrom.json").read_text("utf-8") == "my own edit\n" and "kept your edits" in err
+    assert "second note" in (out / "wherefrom.wherefrom-new.json").read_text("utf-8")

@@ -17,7 +17,6 @@ import argparse
 import collections
 import datetime as dt
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,8 +126,20 @@ def export_json(
                 counts[kind] += 1
             out.write("]")
         out.write("}\n")
-    os.replace(tmp, target)
+    folder = exportdir.ExportDir.open(args.dir)
+    folder.place("json export", target.name, tmp)  # never over a wherefrom.json the person changed
+    folder.save()
+    _report(folder)
     return counts, 1, left_out
+
+
+def _report(out: exportdir.ExportDir) -> None:
+    for rel in out.beside:
+        print(f"  kept your edits to {rel}: the new version is beside it ({exportdir.BESIDE})", file=sys.stderr)
+    for rel in out.kept_old:
+        print(f"  kept {rel}: you edited it and its conversation was renamed", file=sys.stderr)
+    if out.moved:
+        print(f"  moved {out.moved} files of renamed items", file=sys.stderr)
 
 
 def export_markdown(
@@ -159,10 +170,5 @@ def export_markdown(
             counts["documents"] += 1
     finally:
         out.save()
-    for rel in out.beside:
-        print(f"  kept your edits to {rel}: the new version is beside it ({exportdir.BESIDE})", file=sys.stderr)
-    for rel in out.kept_old:
-        print(f"  kept {rel}: you edited it and its conversation was renamed", file=sys.stderr)
-    if out.moved:
-        print(f"  moved {out.moved} files of renamed items", file=sys.stderr)
+    _report(out)
     return counts, out.written, left_out

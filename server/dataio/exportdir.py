@@ -98,6 +98,25 @@ class ExportDir:
         self._files[identity] = {"path": rel_path, "sha256": digest(data)}
         return outcome
 
+    def place(self, identity: str, rel_path: str, written: Path) -> str:
+        """Put a file already written aside (`written`, a big streamed one: the JSON export) at
+        `rel_path` by the same rules: over our own last file, else beside the person's."""
+        new = _hash_of(written)
+        prev = self._files.get(identity)
+        recorded = prev["sha256"] if prev is not None and prev["path"] == rel_path else None
+        target = self.root / rel_path
+        current = _hash_of(target)
+        if current is None or current in (recorded, new):
+            os.replace(written, target)
+            self.written += 1
+            self._files[identity] = {"path": rel_path, "sha256": new or ""}
+            return "written"
+        os.replace(written, target.with_name(target.stem + BESIDE + target.suffix))
+        self.written += 1
+        self.beside.append(rel_path)
+        self._files[identity] = {"path": rel_path, "sha256": recorded or ""}
+        return "beside"
+
     def save(self) -> None:
         body = json.dumps({"version": 1, "files": dict(sorted(self._files.items()))}, ensure_ascii=False, indent=0)
         _atomic(self.root / MANIFEST, (body + "\n").encode("utf-8"))
@@ -109,10 +128,15 @@ class ExportDir:
 
 
 def _hash_of(path: Path) -> str | None:
+    """The SHA-256 of a file, read in blocks (None: no such file)."""
+    h = hashlib.sha256()
     try:
-        return digest(path.read_bytes())
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
     except (FileNotFoundError, IsADirectoryError):
         return None
+    return h.hexdigest()
 
 
 def _atomic(path: Path, data: bytes) -> None:
