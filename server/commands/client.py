@@ -1,5 +1,5 @@
 """The one client of the RUNNING Wherefrom server, for every command that asks it (status, add,
-import, search, mcp, import-chats, export, restore's check).
+import, search, mcp, import-chats, export, restore's check, the browser link's host).
 
 It speaks HTTP to 127.0.0.1:<port> with the token from <data dir>/token, so the server stays
 the one writer and the one authority (governance, visibility, ranking). Every failure is one
