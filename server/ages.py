@@ -29,7 +29,15 @@ def _local_day(t: float, zone: dt.tzinfo | None) -> dt.date | None:
         return None
 
 
-def age(valid_at: float, granularity: str, *, now: float | None = None, tz: dt.tzinfo | None = None) -> dict[str, str]:
+def age(
+    valid_at: float, granularity: str, *, now: float | None = None, tz: dt.tzinfo | None = None
+) -> dict[str, str | None]:
+    """{label, granularity, at}: the age as people read it ("3d") beside the ISO date (`iso`;
+    None for a time out of range, labelled "unknown date")."""
+    return {**_age(valid_at, granularity, now=now, tz=tz), "at": iso(valid_at, granularity, tz)}
+
+
+def _age(valid_at: float, granularity: str, *, now: float | None = None, tz: dt.tzinfo | None = None) -> dict[str, str]:
     now = time.time() if now is None else now
     kind = DAY if granularity == DAY else INSTANT
     if not in_range(valid_at) or not in_range(now):
@@ -54,14 +62,16 @@ def age(valid_at: float, granularity: str, *, now: float | None = None, tz: dt.t
     return {"label": label, "granularity": INSTANT}
 
 
-def iso(epoch: float | None, granularity: str = INSTANT) -> str | None:
-    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only; None when
-    there is no time or it is out of range."""
+def iso(epoch: float | None, granularity: str = INSTANT, tz: dt.tzinfo | None = None) -> str | None:
+    """The one ISO-8601 form of a stored time: an instant in UTC to the second
+    (2026-12-01T21:30:00Z); a day-granular time as its (local) date only (2026-12-01); None when
+    there is no time or it is out of range (never an error)."""
     if epoch is None or not in_range(epoch):
         return None
     try:
         if granularity == DAY:
-            return dt.datetime.fromtimestamp(epoch).astimezone().date().isoformat()
+            zone = tz or dt.datetime.now().astimezone().tzinfo
+            return dt.datetime.fromtimestamp(epoch, zone).date().isoformat()
         return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     except (OverflowError, OSError, ValueError):
         return None

@@ -194,3 +194,28 @@ def _at(root: SafeDir, rel_path: str, act: Callable[[SafeDir, str], T]) -> T:
     finally:
         for d in opened:
             d.close()
+
+
+def safe_replace(root: SafeDir, old_rel: str, new_rel: str) -> None:
+    """Move the file `old_rel` to `new_rel` under `root` (replacing it), neither end through a link."""
+    *old_folders, old_name = old_rel.split("/")
+    *new_folders, new_name = new_rel.split("/")
+    opened: list[SafeDir] = []
+    try:
+        src = root
+        for folder in old_folders:
+            src = src.sub(folder)
+            opened.append(src)
+        dst = root
+        for folder in new_folders:
+            dst = dst.sub(folder)
+            opened.append(dst)
+        _plain_name(old_name)
+        _plain_name(new_name)
+        for end, name in ((src, old_name), (dst, new_name)):
+            if _is_link(end.fd, name):
+                raise UnsafePath(f"{end.path / name} is a link; not moved over")
+        os.replace(old_name, new_name, src_dir_fd=src.fd, dst_dir_fd=dst.fd)
+    finally:
+        for d in opened:
+            d.close()

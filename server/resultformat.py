@@ -45,6 +45,7 @@ def provenance(item: dict[str, Any]) -> dict[str, Any]:
         "site": item.get("source_host", ""),
         "title": item.get("title") or item.get("source_ref") or "",
         "age": age.get("label", "") if isinstance(age, dict) else str(age),
+        "date": age.get("at") if isinstance(age, dict) else None,  # ISO-8601 beside the label
         "snippet": cap(" ".join(str(item.get("text", "")).split()), SNIPPET_CHARS, ellipsis=True),
     }
     for extra in ("role", "conversation_id", "chunk", "via"):
@@ -57,7 +58,8 @@ def item_line(n: int, item: dict[str, Any]) -> str:
     """`n. [kind] title — site, age` then the url and the snippet, indented."""
     p = provenance(item)
     kind = p["kind"] + (f" ({p['role']})" if p.get("role") else "") + (f" via {p['via']}" if p.get("via") else "")
-    head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {p['age'] or 'age unknown'}"
+    when = f"{p['age']} ({p['date']})" if p.get("date") else p["age"] or "age unknown"
+    head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {when}"
     ident = f"  id {p['id']}" if p["kind"] == "document" else ""
     return f"{head}\n   {p['url']}{ident}\n   {p['snippet']}"
 

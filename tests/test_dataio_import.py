@@ -104,35 +104,41 @@ def claude_sample() -> list[dict[str, Any]]:
 @needs_chatgpt
 def test_the_real_chatgpt_export_reads_as_its_readme_counts() -> None:
     parsed = chats.read_file(CHATGPT)
-    turns = [t for c in parsed.conversations for t in c["turns"]]
+    turns = [t for c in parsed.conversations for t in c["turns"] if t["shown"]]
     assert len(parsed.conversations) == 192
-    assert len(turns) == 1326
+    # the file holds 1,560 messages: 1,298 turns shown, 2 other versions of a turn, 260 skipped
+    assert len(turns) == 1298
+    assert parsed.messages == 1300 and parsed.other_versions == 2
+    assert parsed.messages + sum(parsed.skipped.values()) == 1560
     assert sum(t["role"] == "user" for t in turns) == 645
-    assert sum(t["role"] == "assistant" for t in turns) == 681
+    assert sum(t["role"] == "assistant" for t in turns) == 653
     days = {dt.datetime.fromtimestamp(t["valid_at"], dt.UTC).date() for t in turns}
     assert (len(days), min(days), max(days)) == (56, dt.date(2023, 3, 28), dt.date(2023, 6, 9))
-    # code is kept as a fenced block; system and tool messages are counted by type
-    by_id = {t["native_id"]: t for t in turns}
-    code = by_id["443ee693-8ed4-4da4-b40c-393c16caba16"]["text"]
-    assert code.startswith("```\n# This page contains information on how orders are processed") and code.endswith(
-        "\n```"
-    )
-    assert "\r" not in code
+    by_id = {t["native_id"]: t for c in parsed.conversations for t in c["turns"]}
+    # the model's browsing calls (`code` to the browser) are tool calls, not assistant prose
+    assert "443ee693-8ed4-4da4-b40c-393c16caba16" not in by_id
+    assert not any(t["text"].lstrip("`\n").startswith(("open_url(", "search(", "quote(")) for t in by_id.values())
+    assert parsed.skipped["tool call (browser)"] == 29
+    assert parsed.skipped["tool call (show_me.get_MermaidRoute)"] == 1
+    # system and tool messages are counted by type, on every branch
     assert parsed.skipped["system message (text)"] == 192
-    assert parsed.skipped["tool message (tether_browsing_display)"] == 19
-    assert parsed.skipped["tool message (tether_quote)"] == 11
+    assert parsed.skipped["tool message (tether_browsing_display)"] == 20
+    assert parsed.skipped["tool message (tether_quote)"] == 14
     assert parsed.skipped["tool message (system_error)"] == 2
+    # untitled chats ("New chat") take their first question as title, cut by the cap rule
+    assert not any(c["title"] == "New chat" for c in parsed.conversations)
+    assert all(len(c["title"]) <= chats.TITLE_FROM_QUESTION_CHARS for c in parsed.conversations if c["title"])
 
 
 @needs_chatgpt
 async def test_import_the_real_export_with_its_own_dates_then_again_adds_nothing(api: Api, settings: Settings) -> None:
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
-    assert "192 new" in out and "1326 added" in out, out
+    assert "192 new" in out and "1298 added" in out and "2 other versions kept" in out, out
     rows = await api.store.fetchall(
         "SELECT valid_at, granularity, created_at, native_id FROM facts WHERE kind = 'turn'"
     )
-    assert len(rows) == 1326
+    assert len(rows) == 1300
     newest = max(r["valid_at"] for r in rows)
     assert newest < dt.datetime(2023, 6, 10, tzinfo=dt.UTC).timestamp()  # never the import time
     assert all(r["granularity"] == "instant" and r["native_id"] for r in rows)
@@ -147,7 +153,7 @@ async def test_import_the_real_export_with_its_own_dates_then_again_adds_nothing
     before = await counts(api)
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
-    assert "0 added" in out and "1326 already there" in out, out
+    assert "0 added" in out and "1300 already there" in out, out
     after = await counts(api)
     assert after == {**before, "activity": before["activity"] + 1}  # a second import, its own row
 

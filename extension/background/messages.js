@@ -288,6 +288,13 @@ async function onPanel(type, p) {
       if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res) };
       return { ok: true, status: 'ok', conversation: res.data };
     }
+    case P.PANEL_CONVERSATION_MARKDOWN: {
+      // a conversation already on screen (its stored source_url): the server renders the file
+      if (!/^https?:\/\//i.test(p.url)) return { ok: false, message: 'Only http and https pages have conversations.' };
+      const res = await api.conversationMarkdown(p.url);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      return { ok: true, markdown: res.data.markdown, fileName: res.data.file_name };
+    }
     case P.PANEL_LIST_LIBRARY: {
       await flushDeletes();
       const res = await api.library(200);

@@ -127,10 +127,13 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
 def summary(parsed: Parsed, t: collections.Counter[str]) -> str:
     lines = [
         f"imported from {parsed.source}: {len(parsed.conversations)} conversations, "
-        f"{parsed.messages} messages in the file",
+        f"{parsed.messages + sum(parsed.skipped.values())} messages in the file: "
+        f"{parsed.messages - parsed.other_versions} shown, {parsed.other_versions} other versions of a turn, "
+        f"{sum(parsed.skipped.values())} skipped",
         f"  conversations: {t['conversations.new']} new, {t['conversations.updated']} with new messages, "
         f"{t['conversations.unchanged']} unchanged",
-        f"  messages: {t['turns.added']} added, {t['turns.updated']} updated, {t['turns.unchanged']} already there",
+        f"  messages: {t['turns.added']} added, {t['turns.versions']} other versions kept, "
+        f"{t['turns.updated']} updated, {t['turns.unchanged']} already there",
     ]
     if parsed.facts or parsed.documents:
         lines.append(f"  notes and clips: {t['facts.added']} added, {t['facts.unchanged']} already there")

@@ -1,9 +1,11 @@
 """Read a chat service's data export into the import wire form (pure: no store, no network).
 
 Three shapes are recognised by their content, never by the file name:
-  ChatGPT  a JSON array of {id, title, create_time, current_node, mapping}; the conversation is
-           the path from `current_node` up through `parent` to the root, reversed (the active
-           branch only); times are Unix seconds; page https://chatgpt.com/c/<id>
+  ChatGPT  a JSON array of {id, title, create_time, current_node, mapping}; `mapping` is a tree:
+           the conversation shown is the path from `current_node` up through `parent` to the
+           root; a sibling branch (a regenerated reply, an edited message) is kept as other
+           versions of the turns at its places; times are Unix seconds;
+           page https://chatgpt.com/c/<id>
   Claude   a JSON array of {uuid, name, created_at, chat_messages: [{uuid, sender, text,
            content, created_at}]}; ISO-8601 times (a date alone is day-granular); page
            https://claude.ai/chat/<uuid>
@@ -13,10 +15,13 @@ as a stream and refused past MAX_BYTES (as a plain file is): a small zip cannot 
 gigabytes in memory.
 
 What is kept: user and assistant messages, each with the service's message id as its native
-id and its own time as valid_at. ChatGPT `code` becomes a fenced block. Everything else is
-counted in `skipped` by reason (system and tool messages by content type, images, attachments,
-empty messages, messages without any date) — never dropped silently. The whole file is checked
-before anything is returned, every item through the import route's own checks
+id, its own time as valid_at, its place (`position`) and whether it is on the branch shown.
+ChatGPT `code` becomes a fenced block. An untitled chat takes its first question as title.
+Everything else is counted in `skipped` by reason (system and tool messages by content type,
+the model's tool calls — an assistant message to a recipient other than `all`, e.g.
+`open_url(...)` to the browser —, images, attachments, empty messages, messages without any
+date) — never dropped silently, so kept + skipped is every message of the file. The whole file
+is checked before anything is returned, every item through the import route's own checks
 (server.dataio.checks: the shape, times from 1970 to 9999, URLs, empty text; NaN and Infinity
 are not JSON): a malformed one raises ExportFormatError naming the field (and the line, for
 JSON syntax), and nothing else ever leaves read_file (an encrypted or broken zip, nesting too
@@ -59,7 +64,13 @@ class Parsed:
 
     @property
     def messages(self) -> int:
+        """Every message kept: the turns shown and their other versions."""
         return sum(len(c["turns"]) for c in self.conversations)
+
+    @property
+    def other_versions(self) -> int:
+        """Kept messages that are not on the branch shown (other versions of a turn)."""
+        return sum(1 for c in self.conversations for t in c["turns"] if not t.get("shown", True))
 
 
 MAX_BYTES = 1024 * 1024 * 1024  # one export file (or the zip member read from it), as JSON text
@@ -182,7 +193,16 @@ def _text(value: str, parsed: Parsed) -> str:
 
 
 def _turn(role: str, text: str, native_id: str, valid_at: float, granularity: str) -> dict[str, Any]:
-    return {"role": role, "text": text, "native_id": native_id, "valid_at": valid_at, "granularity": granularity}
+    """A message as a turn; the services' exports hold a message as its Markdown source, so that
+    is its Markdown too (the text is what search indexes)."""
+    return {
+        "role": role,
+        "text": text,
+        "markdown": text,
+        "native_id": native_id,
+        "valid_at": valid_at,
+        "granularity": granularity,
+    }
 
 
 # -- ChatGPT ------------------------------------------------------------------------------------
@@ -196,39 +216,95 @@ def parse_chatgpt(data: list[Any]) -> Parsed:
         mapping = _need(conv, "mapping", (dict,), where)
         title = _need(conv, "title", (str,), where, optional=True) or ""
         created = _time(_need(conv, "create_time", (int, float), where, optional=True), f"{where}.create_time")
-        node_id = _need(conv, "current_node", (str,), where, optional=True)
-        path: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        while node_id is not None:
-            nwhere = f"{where}.mapping[{node_id!r}]"
-            if node_id in seen:
-                raise ExportFormatError(f"{nwhere}: the parent chain loops")
-            seen.add(node_id)
-            node = mapping.get(node_id)
-            if not isinstance(node, dict):
-                raise ExportFormatError(f"{nwhere}: missing (named by current_node or a parent)")
-            path.append(node)
-            node_id = _need(node, "parent", (str,), nwhere, optional=True)
-        turns = []
-        for node in reversed(path):
-            nwhere = f"{where}.mapping[{node.get('id')!r}].message"
-            msg = node.get("message")
-            if msg is None:
-                continue
-            turn = _chatgpt_message(msg, nwhere, created, parsed)
-            if turn is not None:
-                turns.append(turn)
+        shown = _current_branch(mapping, _need(conv, "current_node", (str,), where, optional=True), where)
+        turns = _chatgpt_tree(mapping, shown, where, created, parsed)
         parsed.conversations.append(
             {
                 "url": CHATGPT_PAGE.format(cid),
                 "site": "chatgpt",
-                "title": title,
+                "title": untitled_title(title, turns),
                 "created_at": created,
                 "native_id": cid,
                 "turns": turns,
             }
         )
     return parsed
+
+
+def _current_branch(mapping: dict[str, Any], node_id: str | None, where: str) -> set[str]:
+    """The node ids from `current_node` up through `parent` to the root: the branch shown."""
+    seen: set[str] = set()
+    while node_id is not None:
+        nwhere = f"{where}.mapping[{node_id!r}]"
+        if node_id in seen:
+            raise ExportFormatError(f"{nwhere}: the parent chain loops")
+        seen.add(node_id)
+        node = mapping.get(node_id)
+        if not isinstance(node, dict):
+            raise ExportFormatError(f"{nwhere}: missing (named by current_node or a parent)")
+        node_id = _need(node, "parent", (str,), nwhere, optional=True)
+    return seen
+
+
+def _chatgpt_tree(
+    mapping: dict[str, Any], shown: set[str], where: str, created: float | None, parsed: Parsed
+) -> list[dict[str, Any]]:
+    """Every message of the tree as a turn at its place: a turn's position is the number of kept
+    turns above it, so a regenerated reply or an edited message (a sibling branch) is another
+    version at the same position; `shown` marks the current branch. Shown turns come first, in
+    order, then the other versions by position."""
+    children: dict[str | None, list[str]] = collections.defaultdict(list)
+    for node_id, node in mapping.items():
+        parent = node.get("parent") if isinstance(node, dict) else None
+        children[parent if isinstance(parent, str) and parent in mapping else None].append(node_id)
+    turns: list[dict[str, Any]] = []
+    reached = 0
+    stack: list[tuple[str, int]] = [(r, 0) for r in reversed(children[None])]
+    while stack:
+        node_id, depth = stack.pop()
+        reached += 1
+        node = _need(mapping, node_id, (dict,), f"{where}.mapping")
+        msg = node.get("message")
+        if msg is not None:
+            turn = _chatgpt_message(msg, f"{where}.mapping[{node_id!r}].message", created, parsed)
+            if turn is not None:
+                turn["position"] = depth
+                turn["shown"] = node_id in shown
+                turns.append(turn)
+                depth += 1
+        stack.extend((c, depth) for c in reversed(children[node_id]))
+    if reached < len(mapping):
+        unreachable = set(mapping) - _reachable(children)
+        parsed.skipped["message outside the conversation's tree"] += sum(
+            1 for k in unreachable if isinstance(mapping[k], dict) and mapping[k].get("message")
+        )
+    turns.sort(key=lambda t: (not t["shown"], t["position"], t["valid_at"]))
+    return turns
+
+
+def _reachable(children: dict[str | None, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(children[None])
+    while stack:
+        k = stack.pop()
+        if k not in seen:
+            seen.add(k)
+            stack.extend(children.get(k, []))
+    return seen
+
+
+TITLE_FROM_QUESTION_CHARS = 80
+UNTITLED = ("", "new chat", "untitled")
+
+
+def untitled_title(title: str, turns: list[dict[str, Any]]) -> str:
+    """An untitled chat (no title, or the service's placeholder) is titled by its first question,
+    on one line, cut by the one cap rule; a chat without a question keeps what it had."""
+    if title.strip().lower() not in UNTITLED:
+        return title
+    question = next((t["text"] for t in turns if t["role"] == "user" and t.get("shown", True)), "")
+    line = " ".join(question.split())
+    return cap(line, TITLE_FROM_QUESTION_CHARS, ellipsis=True) if line else title
 
 
 def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Parsed) -> dict[str, Any] | None:
@@ -240,6 +316,11 @@ def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Pars
     when = _time(_need(msg, "create_time", (int, float), where, optional=True), f"{where}.create_time")
     if role not in ("user", "assistant"):
         parsed.skipped[f"{role} message ({ctype})"] += 1
+        return None
+    recipient = msg.get("recipient")
+    if role == "assistant" and isinstance(recipient, str) and recipient != "all":
+        # the model calling a tool (open_url(...), a plugin): not prose the person read
+        parsed.skipped[f"tool call ({recipient})"] += 1
         return None
     if ctype in ("text", "multimodal_text"):
         parts = _need(content, "parts", (list,), f"{where}.content")
@@ -303,7 +384,7 @@ def parse_claude(data: list[Any]) -> Parsed:
         if conv.get("created_at") is not None:
             created = _claude_time(conv["created_at"], f"{where}.created_at")[0]
         messages = _need(conv, "chat_messages", (list,), where)
-        turns = []
+        turns: list[dict[str, Any]] = []
         for k, msg in enumerate(messages):
             mwhere = f"{where}.chat_messages[{k}]"
             mid = _need(msg, "uuid", (str,), mwhere)
@@ -335,12 +416,13 @@ def parse_claude(data: list[Any]) -> Parsed:
             if valid_at is None:
                 parsed.skipped["message without a date"] += 1
                 continue
-            turns.append(_turn(role, _text(text, parsed), mid, valid_at, gran))
+            turn = _turn(role, _text(text, parsed), mid, valid_at, gran)
+            turns.append({**turn, "position": len(turns), "shown": True})
         parsed.conversations.append(
             {
                 "url": CLAUDE_PAGE.format(cid),
                 "site": "claude",
-                "title": title,
+                "title": untitled_title(title, turns),
                 "created_at": created,
                 "native_id": cid,
                 "turns": turns,

@@ -33,9 +33,19 @@ class Scope:
     include_off: bool = False  # the deliberate bypass of the site-mode half (never of forget)
 
 
-def _host_clause(alias: str, scope: Scope) -> str:
-    """--site: the one host-or-subdomain rule (server.urls.host_clause), on :site."""
-    return "1" if scope.site is None else host_clause(f"{alias}.source_host", "site")
+def _host_clause(alias: str, scope: Scope, conversations: bool = False) -> str:
+    """--site: a host (the one host-or-subdomain rule, server.urls.host_clause, on :site) or a
+    chat site's id as every other place shows it (`chatgpt`): its conversations, and the items
+    on the hosts its visible conversations are on."""
+    if scope.site is None:
+        return "1"
+    hosts = host_clause(f"{alias}.source_host", "site")
+    if conversations:
+        return f"({hosts} OR {alias}.site = :site)"
+    return (
+        f"({hosts} OR {alias}.source_host IN (SELECT s.source_host FROM conversations s "  # noqa: S608 - constant
+        f"WHERE s.site = :site AND {visible('conversations', 's')}))"
+    )
 
 
 def _params(scope: Scope, **extra: Any) -> dict[str, Any]:
@@ -74,7 +84,7 @@ async def export_page(store: Store, kind: str, scope: Scope, after: int, limit: 
 
 async def _total(store: Store, kind: str, scope: Scope) -> int:
     """How many items of `kind` the pages will hold (for the progress bar), by the same rule."""
-    host_sql, off = _host_clause("x", scope), scope.include_off
+    host_sql, off = _host_clause("x", scope, kind == "conversations"), scope.include_off
     sql = {
         "conversations": "SELECT COUNT(*) FROM conversations x WHERE "  # noqa: S608 - constant clauses
         f"{visible('conversations', 'x', include_off=off)} AND {host_sql} AND EXISTS (SELECT 1 FROM facts s "
@@ -90,7 +100,7 @@ async def _total(store: Store, kind: str, scope: Scope) -> int:
 
 async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
     """Per host, the live items of `kind` the site-mode half of the rule keeps back."""
-    host_sql = _host_clause("x", scope)
+    host_sql = _host_clause("x", scope, kind == "conversations")
     hidden = f"NOT {FUNCTION}(x.source_host) AND {host_sql} GROUP BY x.source_host"
     sql = {
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
@@ -103,7 +113,7 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
 
 
 async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    host_sql = _host_clause("c", scope)
+    host_sql = _host_clause("c", scope, conversations=True)
     since_sql = "1"
     if scope.since is not None:
         since_sql = (
@@ -124,9 +134,10 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
     ids = {f"c{n}": cid for n, cid in enumerate(by_conv)}
     marks = ",".join(f":{k}" for k in ids)
     turns = await store.fetchall(
-        "SELECT f.conversation_id, f.role, f.text, f.native_id, f.valid_at, f.granularity FROM facts f "  # noqa: S608 - placeholders only
-        f"WHERE f.conversation_id IN ({marks}) AND {visible('facts', 'f', include_off=scope.include_off)} "
-        "ORDER BY f.conversation_id, f.position",
+        "SELECT f.conversation_id, f.role, f.text, f.markdown, f.native_id, f.valid_at, f.granularity, "  # noqa: S608 - placeholders only
+        f"f.position, f.shown FROM facts f WHERE f.conversation_id IN ({marks}) "
+        f"AND {visible('facts', 'f', include_off=scope.include_off)} "
+        "ORDER BY f.conversation_id, f.position, f.valid_at, f.id",
         _params(scope, **ids),
     )
     for t in turns:
@@ -134,9 +145,12 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
             {
                 "role": t["role"],
                 "text": t["text"],
+                "markdown": t["markdown"],
                 "native_id": t["native_id"],
                 "valid_at": t["valid_at"],
                 "granularity": t["granularity"],
+                "position": t["position"],
+                "shown": bool(t["shown"]),
             }
         )
     items = [

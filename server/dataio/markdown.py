@@ -1,54 +1,28 @@
-"""Markdown files of the export, one per conversation, per page's notes and clips, per library
-document; each with YAML front matter (url, site, title, kind, dates). Pure functions: an item
+"""Markdown files of the export, one per conversation (server.render.conversation, the one
+conversation renderer), per page's notes and clips, per library document; each with YAML front
+matter (url, site, title, kind, dates). Pure functions: an item
 (schema.EXPORT shape) in, (relative path, text) out. The same store gives the same bytes."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from server import ages
 from server.dataio.slugs import file_name, safe_component
+from server.render import conversation as render_conversation
+from server.render.conversation import front_matter
 from server.urls import host_of
 
 
 def when(epoch: float | None, granularity: str = "instant") -> str | None:
     """An instant as ISO-8601 UTC; a day-granular time as its (local) date only (server.ages.iso:
     None for a time out of range, never an error)."""
-    return ages.iso(epoch, granularity)
-
-
-def front_matter(fields: dict[str, Any]) -> str:
-    """YAML: every value written as a JSON scalar (valid YAML), nulls left out."""
-    lines = ["---"]
-    for key, value in fields.items():
-        if value is not None:
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+    return None if epoch is None else ages.iso(epoch, granularity)
 
 
 def conversation(item: dict[str, Any]) -> tuple[str, str]:
-    turns = item["turns"]
-    site = item["site"] or host_of(item["url"])
-    head = front_matter(
-        {
-            "kind": "conversation",
-            "url": item["url"],
-            "site": site,
-            "title": item["title"],
-            "created": when(item.get("created_at")),
-            "first_message": when(turns[0]["valid_at"], turns[0]["granularity"]) if turns else None,
-            "last_message": when(turns[-1]["valid_at"], turns[-1]["granularity"]) if turns else None,
-            "messages": len(turns),
-        }
-    )
-    body = [f"# {item['title'] or item['url']}\n"]
-    for t in turns:
-        at = when(t["valid_at"], t["granularity"]) or ages.UNKNOWN
-        body.append(f"## {t['role'].capitalize()} · {at}\n\n{t['text'].rstrip()}\n")
-    path = f"conversations/{safe_component(site)}/{file_name(item['title'], item['site'] + ' ' + item['url'])}"
-    return path, head + "\n" + "\n".join(body)
+    """A conversation's file: the one renderer (server.render.conversation)."""
+    return render_conversation.conversation(item)
 
 
 def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:

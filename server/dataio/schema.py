@@ -54,12 +54,22 @@ TURN = _obj(
     {
         "role": {"type": "string", "enum": ["user", "assistant", "system", "tool"]},
         "text": {"type": "string", "minLength": 1, "maxLength": limits.TURN_CHARS},
+        "markdown": {
+            "type": ["string", "null"],
+            "maxLength": limits.MARKDOWN_CHARS,
+            "description": "the message as GFM (code fenced, tables, math as TeX); null: its text is all there is",
+        },
         "native_id": {"type": ["string", "null"], "maxLength": 500, "description": "the service's message id"},
         "valid_at": TIME,
         "granularity": GRANULARITY,
+        "position": {
+            "type": "integer",
+            "description": "its place in the conversation; several messages at one place are versions of one turn",
+        },
+        "shown": {"type": "boolean", "description": "false: a version the conversation does not show (default true)"},
     },
     ["role", "text", "valid_at", "granularity"],
-    "one message, at its own time",
+    "one message (one version of a turn), at its own time",
 )
 
 CONVERSATION = _obj(

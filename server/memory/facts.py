@@ -31,10 +31,10 @@ ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap
 INSERT_FACT = """
 INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity,
                   created_at, updated_at, conversation_id, position, role, native_id,
-                  search_title, search_text, markdown, via)
+                  search_title, search_text, markdown, via, shown)
 VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at, :granularity,
         :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
-        :search_title, :search_text, :markdown, :via)
+        :search_title, :search_text, :markdown, :via, :shown)
 """
 
 
@@ -59,6 +59,7 @@ def fact_row(
     native_id: str | None = None,
     markdown: str | None = None,
     via: str | None = None,
+    shown: bool = True,
 ) -> dict[str, Any]:
     """The parameters of INSERT_FACT; the source columns come only from a Provenance. `via`:
     who wrote it when not the person (VIA: an agent through MCP)."""
@@ -77,6 +78,7 @@ def fact_row(
         "native_id": native_id,
         "markdown": markdown,
         "via": via,
+        "shown": int(shown),
         **search_forms(title, text),
     }
 
