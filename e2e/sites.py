@@ -10,69 +10,22 @@ on that host with 404, so nothing reaches the network for a fixture host.
 from __future__ import annotations
 
 import json
-import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from testkit import registry
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES_DIR = ROOT / "fixtures" / "sites"
 LIB_DIR = FIXTURES_DIR / "_lib"
 LIB_PREFIX = "/__wf_fixture/"
 
-# The 22 chat sites, in DESIGN.md order.
-SITES: tuple[str, ...] = (
-    "chatgpt",
-    "claude",
-    "gemini",
-    "perplexity",
-    "copilot",
-    "deepseek",
-    "grok",
-    "mistral",
-    "poe",
-    "huggingchat",
-    "meta",
-    "qwen",
-    "kimi",
-    "manus",
-    "notebooklm",
-    "openrouter",
-    "characterai",
-    "you",
-    "pi",
-    "phind",
-    "zai",
-    "aistudio",
-)
-
-# Hosts a fixture of each site may be served at (first = the main one).
-SITE_HOSTS: dict[str, tuple[str, ...]] = {
-    "chatgpt": ("chatgpt.com", "chat.openai.com"),
-    "claude": ("claude.ai",),
-    "gemini": ("gemini.google.com",),
-    "perplexity": ("www.perplexity.ai", "perplexity.ai"),
-    "copilot": ("copilot.microsoft.com", "www.bing.com"),
-    "deepseek": ("chat.deepseek.com",),
-    "grok": ("grok.com", "x.com"),
-    "mistral": ("chat.mistral.ai",),
-    "poe": ("poe.com",),
-    "huggingchat": ("huggingface.co",),
-    "meta": ("www.meta.ai", "meta.ai"),
-    "qwen": ("chat.qwen.ai",),
-    "kimi": ("www.kimi.com", "kimi.com", "kimi.moonshot.cn"),
-    "manus": ("manus.im",),
-    "notebooklm": ("notebooklm.google.com", "notebook.google.com"),
-    "openrouter": ("openrouter.ai",),
-    "characterai": ("character.ai", "beta.character.ai"),
-    "you": ("you.com",),
-    "pi": ("pi.ai",),
-    "phind": ("www.phind.com", "phind.com"),
-    "zai": ("chat.z.ai",),
-    "aistudio": ("aistudio.google.com",),
-}
+# The chat sites and their hosts: the registry's (extension/sites/registry.json), never a list here.
+SITES: tuple[str, ...] = registry.site_ids()
+SITE_HOSTS: dict[str, tuple[str, ...]] = registry.site_hosts()
 
 _CONTENT_TYPES = {".js": "application/javascript; charset=utf-8"}
 
@@ -152,7 +105,7 @@ def _load(site: str, html_path: Path) -> Fixture:
 
 
 def catalog(site: str | None = None) -> list[Fixture]:
-    """Every fixture (optionally one site's), sorted by site (DESIGN order) then scenario."""
+    """Every fixture (optionally one site's), sorted by site (registry order) then scenario."""
     out: list[Fixture] = []
     if not FIXTURES_DIR.is_dir():
         return out
@@ -237,35 +190,3 @@ async def route_fixture(context: Any, fixture: Fixture) -> None:
 def collapse(text: str) -> str:
     """Whitespace collapsed to single spaces and trimmed, as in expected.json `text`."""
     return " ".join(text.split())
-
-
-# ---------------------------------------------------------------- which chat site is this page
-# The Python twin of extension/shared/sites.js siteFor (the one matcher of content and background):
-# both run fixtures/chat-site-cases.json (tests/test_chat_site_cases.py, tests/js/sites.test.mjs).
-
-REGISTRY_PATH = ROOT / "extension" / "sites" / "registry.json"
-
-
-def match_pattern_regex(pattern: str) -> re.Pattern[str] | None:
-    """A Chrome match pattern ("https://*.example.com/chat*") as a regex over an href."""
-    m = re.fullmatch(r"(\*|https?)://([^/]+)(/.*)", pattern)
-    if not m:
-        return None
-    scheme = "https?" if m[1] == "*" else m[1]
-    host = (
-        "[^/]+" if m[2] == "*" else r"(?:[^/]+\.)?" + re.escape(m[2][2:]) if m[2].startswith("*.") else re.escape(m[2])
-    )
-    path = ".*".join(re.escape(p) for p in m[3].split("*"))
-    return re.compile(f"{scheme}://{host}(?::\\d+)?{path}", re.S)
-
-
-def site_for_url(url: str, registry: dict[str, Any] | None = None) -> str | None:
-    """The registry id of the chat site whose match patterns cover `url` (fragment ignored)."""
-    reg = registry if registry is not None else json.loads(REGISTRY_PATH.read_text("utf-8"))
-    href = url.split("#", 1)[0]
-    for site in reg.get("sites", []):
-        for pattern in site.get("matches", []):
-            rx = match_pattern_regex(pattern)
-            if rx is not None and rx.fullmatch(href):
-                return str(site["id"])
-    return None

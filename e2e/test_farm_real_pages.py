@@ -29,7 +29,7 @@ import pytest
 from e2e.harness import real_pages
 from e2e.harness.blocks import score
 from e2e.harness.checks import collapse
-from e2e.sites import site_for_url
+from testkit.registry import site_for_url
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -61,7 +61,7 @@ def pages() -> list[Any]:
 
 
 def registry_site(url: str) -> str | None:
-    """The chat site of a saved page's URL: the extension's one matcher (e2e/sites.py site_for_url,
+    """The chat site of a saved page's URL: the extension's one matcher (testkit/registry.py site_for_url,
     the twin of extension/shared/sites.js), by match pattern."""
     try:
         return site_for_url(url)

@@ -157,7 +157,12 @@ interface WfFound {
 interface WfSitesAPI {
   siteFor<S extends { id: string; matches: string[] }>(href: string, registry: { sites: S[] } | S[]): S | null;
   matchPatternRegex(pattern: string): RegExp | null;
+  parseMatchPattern(pattern: string): WfMatchPattern | null;
+  patternHost(pattern: string): string;
 }
+
+/** A Chrome match pattern, parsed (shared/sites.js parseMatchPattern). */
+interface WfMatchPattern { scheme: string; host: string; path: string }
 
 /** A site adapter: optional code hooks for what data cannot say (none are registered today). */
 interface WfAdapter {
