@@ -55,7 +55,7 @@ from server.memory.search import (  # noqa: E402
 from server.provenance import Provenance, stamp  # noqa: E402
 from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
 from server.store.db import _statements, migration_files  # noqa: E402
-from tests.server_process import free_port  # noqa: E402
+from testkit.server_process import free_port  # noqa: E402
 
 TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
 BIG_SITES = [

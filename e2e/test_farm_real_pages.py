@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.harness import real_pages
-from e2e.harness.blocks import score
-from e2e.harness.checks import collapse
+from testkit.farm import real_pages
+from testkit.farm.blocks import score
 from testkit.registry import site_for_url
+from testkit.sites import collapse
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from e2e.sites import Fixture
+from testkit.sites import Fixture
 from tests.test_extractor import INSERT, fixture_ids, inject, new_page
 from tests.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 

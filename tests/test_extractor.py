@@ -1,6 +1,6 @@
 """The content-script extractor over the static chat-site fixtures, in headless Chromium.
 
-No extension is loaded: each page is served at its real https URL (e2e/sites.py routes), the
+No extension is loaded: each page is served at its real https URL (testkit/sites.py routes), the
 content scripts listed in extension/content/files.json are injected in order, and
 chrome.runtime is stubbed to record the messages the scripts send. Asserted per fixture:
 complete capture against expected.json (same turns, order, roles, normalised text; nothing in
@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 import pytest
 import pytest_asyncio
 
-from e2e.harness import real_pages
-from e2e.sites import Fixture, catalog, collapse, route_fixture
+from testkit.farm import real_pages
+from testkit.sites import Fixture, catalog, collapse, route_fixture
 from tests.conftest import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
@@ -537,7 +537,7 @@ async def test_real_dom(chromium: Any, expected_path: Path) -> None:
 
 
 def miss_controls() -> list[Any]:
-    from e2e.sites import _load, read_meta
+    from testkit.sites import _load, read_meta
 
     out = []
     for html_path in sorted(MISS_FIXTURES.glob("*.html")):

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from server import appkeys
 from server.openapi import document
 from server.routes import route_apis
+from testkit.live_server import LiveServer
 from tests.conftest import free_port
-from tests.live_server import LiveServer
 
 OPS = [(path, method, op) for path, item in document(route_apis())["paths"].items() for method, op in item.items()]
 ITEM_TABLES_SQL = (

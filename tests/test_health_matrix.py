@@ -10,9 +10,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from e2e.harness import report
-from e2e.harness.cells import counts, headline, status, summary_line
-from e2e.harness.matrix_html import render_html
+from testkit.farm import report
+from testkit.farm.cells import counts, headline, status, summary_line
+from testkit.farm.matrix_html import render_html
 
 
 def window(site: str, variant: str, **kw: Any) -> dict[str, Any]:

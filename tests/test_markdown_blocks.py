@@ -2,7 +2,7 @@
 
 The extractor runs in Chromium on each saved page exactly as in tests/test_extractor.py (content
 scripts injected in files.json order, chrome.runtime stubbed). Each captured turn's `markdown` is
-read back into blocks (e2e/harness/blocks.py) and matched with the transcript's: code with its
+read back into blocks (testkit/farm/blocks.py) and matched with the transcript's: code with its
 exact text and language, tables as rows of cells, lists, headings, math TeX, links. A code block
 whose text differs from the page's fails the test (byte-exact); the other kinds are scored against
 a floor per page (REAL_DOM_FLOORS) that only goes up. Per-page scores: `-s` prints the table.
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from e2e.harness.blocks import parse_blocks, score
+from testkit.farm.blocks import parse_blocks, score
 from tests.test_extractor import (
     SETTLED,
     inject,

@@ -16,7 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from server.resultformat import ANSWER_CHARS
-from tests.server_process import REPO, ServerProcess, free_port
+from testkit.server_process import REPO, ServerProcess, free_port
 
 WHEREFROM = Path(sys.executable).parent / "wherefrom"  # the installed console script, as a host runs it
 READ_TOOLS = {"search_memory", "page_memory", "get_conversation", "get_document"}

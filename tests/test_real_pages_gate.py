@@ -1,4 +1,4 @@
-"""The real-page gate's one comparison (e2e/harness/real_pages.py) fails every kind of wrong capture.
+"""The real-page gate's one comparison (testkit/farm/real_pages.py) fails every kind of wrong capture.
 
 A positive control for tests/test_extractor.py::test_real_dom and the farm's real-page mode: wrong
 turn count, roles, order or text is not exact; whitespace differences are; a second reading counts
@@ -8,7 +8,7 @@ list carries a reason and a date for every page it names.
 
 from __future__ import annotations
 
-from e2e.harness import real_pages
+from testkit.farm import real_pages
 
 TRANSCRIPT = [
     {"role": "user", "text": "Which  river is longest?"},

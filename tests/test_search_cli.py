@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from server.settings import Settings
+from testkit.server_process import free_port
 from tests.conftest import Api
-from tests.server_process import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.server_process import ServerProcess, identity_problem
+from testkit.server_process import ServerProcess, identity_problem
 
 
 def test_identity_check_refuses_another_pid_or_another_database(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import processes
-from tests.server_process import ServerProcess
+from testkit import processes
+from testkit.server_process import ServerProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from e2e.harness.checks import collapse
+from testkit.sites import collapse
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2] / "e2e"  # the farm's data files live with the farm
 READINGS = HERE / "real_pages_readings.json"
 EXPECTED_FAILURES = HERE / "real_pages_expected_failures.json"
 

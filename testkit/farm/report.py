@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPORT_DIR = Path(os.environ.get("WF_REPORT_DIR", Path(__file__).resolve().parents[1] / "report"))
+REPORT_DIR = Path(os.environ.get("WF_REPORT_DIR", Path(__file__).resolve().parents[2] / "e2e" / "report"))
 PARTS_DIR = REPORT_DIR / "parts"
 ARTIFACTS_DIR = REPORT_DIR / "failures"
 
@@ -65,13 +65,13 @@ def expected_cells(shard: str | None = None) -> list[tuple[str, str, str]]:
     """(site, phase, key) of every cell the selection should fill: Phase A's three checks per
     site, Phase B per fixture scenario — of the sites `SITE=` and the shard keep. A cell with no
     row is `not_run`, never a blank."""
-    from e2e.harness.selection import site_filter
-    from e2e.sites import SITES, catalog
+    from testkit.farm.selection import site_filter
+    from testkit.sites import SITES, catalog
 
     want = site_filter()
     keep = set(SITES)
     if shard is not None:
-        from e2e.harness import shards
+        from testkit.farm import shards
 
         keep = set(shards.load().sites(shard))
     cells = [(s, "phase_a", v) for s in SITES if want in (None, s) and s in keep for v in PHASE_A_VARIANTS]
@@ -134,8 +134,8 @@ def build_info(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def finish(matrix: dict[str, Any], out_dir: Path) -> Path:
     """Add the summary line and write health.json and health.html into out_dir."""
-    from e2e.harness.cells import summary_line
-    from e2e.harness.matrix_html import render_html
+    from testkit.farm.cells import summary_line
+    from testkit.farm.matrix_html import render_html
 
     matrix["line"] = summary_line(matrix)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -150,7 +150,7 @@ def write(wall_s: float | None = None, shard: str | None = None) -> Path:
     matrix["build"] = build_info(rows)
     matrix["selection"] = {"shard": shard, "site": os.environ.get("SITE") or None}
     if shard is not None:
-        from e2e.harness import shards
+        from testkit.farm import shards
 
         matrix["selection"]["plan"] = shards.load().as_json()
     if wall_s is not None:

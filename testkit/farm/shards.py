@@ -9,13 +9,13 @@ and real pages run on the same machine and a red shard reads as "these sites".
 
 `--shard K` deselects every other test through pytest's own deselection (what `-k` and `-m` do),
 so `--collect-only` lists exactly what a shard runs, and the site health matrix of a shard expects
-only its own cells. The plan must be a partition of `e2e.sites.SITES` (checked on load: a site in
-no shard or in two is an error, never a silently skipped site); tests/test_farm_shards.py collects
+only its own cells. The plan must be a partition of `testkit.sites.SITES` (checked on load: a site in
+no shard or in two is an error, never a silently skipped site); tests/test_farm_shard_plan.py collects
 every shard and proves they cover the farm exactly once.
 
-  python -m e2e.harness.shards names           # ["1", "2", ...]: the CI matrix
-  python -m e2e.harness.shards show            # which sites each shard runs
-  python -m e2e.harness.shards plan 4 [--from e2e/report/health.json]
+  python -m testkit.farm.shards names           # ["1", "2", ...]: the CI matrix
+  python -m testkit.farm.shards show            # which sites each shard runs
+  python -m testkit.farm.shards plan 4 [--from e2e/report/health.json]
                                                # a balanced plan (longest site first onto the
                                                # lightest shard), from a run's times or estimates
 """
@@ -99,7 +99,7 @@ def plan_path() -> Path:
 
 
 def load(path: Path | None = None) -> Plan:
-    from e2e.sites import SITES
+    from testkit.sites import SITES
 
     p = path or plan_path()
     try:
@@ -128,7 +128,7 @@ def registry_site(host: str) -> str | None:
 def _site_of_value(name: str, value: Any) -> str | None:
     if name == "site" and isinstance(value, str):
         return value
-    site = getattr(value, "site", None)  # a Phase B fixture (e2e.sites.Fixture)
+    site = getattr(value, "site", None)  # a Phase B fixture (testkit.sites.Fixture)
     if isinstance(site, str):
         return site
     # a real page: (html path, transcript {site, url, turns}); the registry decides, as SITE= does
@@ -168,7 +168,7 @@ def select(items: list[Any], plan: Plan, shard: str) -> tuple[list[Any], list[An
 def site_costs(matrix: Mapping[str, Any] | None) -> tuple[dict[str, float], float]:
     """Seconds per site and for the site-less tests: from a run's health matrix (each row's
     `time_s`; Phase A by its whole-test row), else estimated from what the farm holds."""
-    from e2e.sites import SITES, catalog
+    from testkit.sites import SITES, catalog
 
     costs: dict[str, float] = dict.fromkeys(SITES, 0.0)
     siteless = 0.0
@@ -206,16 +206,16 @@ def balance(costs: Mapping[str, float], siteless: float, n: int) -> Plan:
             shards[i].append(site)
         else:
             siteless_at = i
-    from e2e.sites import SITES
+    from testkit.sites import SITES
 
     order = {s: k for k, s in enumerate(SITES)}
     return Plan(tuple(tuple(sorted(s, key=order.__getitem__)) for s in shards), str(siteless_at + 1))
 
 
 ABOUT = (
-    "Which sites each farm shard runs (e2e/harness/shards.py; tests/test_farm_shards.py proves the "
+    "Which sites each farm shard runs (testkit/farm/shards.py; tests/test_farm_shard_plan.py proves the "
     "shards cover the farm exactly once). Rebalance from a run's times: "
-    "python -m e2e.harness.shards plan 4 --from e2e/report/health.json > e2e/harness/shards.json"
+    "python -m testkit.farm.shards plan 4 --from e2e/report/health.json > testkit/farm/shards.json"
 )
 
 
@@ -227,7 +227,7 @@ def dumps(plan: Plan, about: str = ABOUT) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m e2e.harness.shards", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m testkit.farm.shards", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("names", help="the shard names, as JSON (a CI matrix)")
     sub.add_parser("show", help="which sites each shard runs")

@@ -24,7 +24,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.server_process import free_port, identity_problem, serve_args
+from testkit.server_process import free_port, identity_problem, serve_args
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS_HEADER = "X-Wherefrom-Harness"

@@ -141,7 +141,7 @@ class Farm:
 
     async def open(self, url: str, fixture: Any | None = None) -> Any:
         if fixture is not None:
-            from e2e.sites import route_fixture
+            from testkit.sites import route_fixture
 
             await route_fixture(self.browser.context, fixture)
         page = await self.browser.new_page()

@@ -190,7 +190,7 @@ def _order(sites: Mapping[str, Any], order: list[str]) -> list[str]:
 
 def render_html(m: Mapping[str, Any], report_dir: Path | None = None) -> str:
     try:
-        from e2e.sites import SITES
+        from testkit.sites import SITES
 
         design_order = list(SITES)
     except Exception:  # noqa: BLE001 - rendering a merged matrix needs no checkout

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
+from ..sites import collapse
 from .browser import NOISE_HOSTS
 from .tap import LOOPBACK, Record
 
@@ -38,10 +39,6 @@ def is_excluded(r: Record, own_hosts: Iterable[str]) -> bool:
 def relevant(records: Iterable[Record], own_hosts: Iterable[str]) -> list[Record]:
     own = set(own_hosts)
     return [r for r in records if not is_excluded(r, own)]
-
-
-def collapse(text: str) -> str:
-    return " ".join(text.split())
 
 
 def needles_for(

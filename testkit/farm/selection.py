@@ -13,13 +13,13 @@ def site_filter() -> str | None:
 
 
 def _sites() -> tuple[str, ...]:
-    from e2e.sites import SITES
+    from testkit.sites import SITES
 
     return SITES
 
 
 def _catalog(site: str | None) -> list[Any]:
-    from e2e.sites import catalog
+    from testkit.sites import catalog
 
     return catalog(site)
 

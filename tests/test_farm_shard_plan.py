@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from e2e.harness import merge_health, report, shards
-from e2e.harness.cells import status, summary_line
-from e2e.harness.merge_health import MergeError, merge
-from e2e.harness.shards import PlanError
-from e2e.sites import SITES, catalog
+from testkit.farm import merge_health, report, shards
+from testkit.farm.cells import status, summary_line
+from testkit.farm.merge_health import MergeError, merge
+from testkit.farm.shards import PlanError
+from testkit.sites import SITES, catalog
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / ".github" / "workflows" / "farm.yml"
@@ -140,7 +140,7 @@ def test_the_checked_in_plan_is_valid_and_names_the_ci_matrix() -> None:
     plan = shards.load(shards.PLAN_FILE)
     assert len(plan.names) >= 2
     out = subprocess.run(
-        [sys.executable, "-m", "e2e.harness.shards", "names"],
+        [sys.executable, "-m", "testkit.farm.shards", "names"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -375,12 +375,12 @@ def test_the_workflow_runs_one_job_per_shard_and_merges() -> None:
     """The workflow takes its matrix from the plan, runs each shard with --shard, uploads each
     shard's health.json, and merges them with the merge command in a final job."""
     text = WORKFLOW.read_text("utf-8")
-    assert "python -m e2e.harness.shards names" in text
+    assert "python -m testkit.farm.shards names" in text
     assert "fromJSON(needs.plan.outputs.shards)" in text
     assert "--shard ${{ matrix.shard }}" in text
     assert "actions/upload-artifact" in text and "health-${{ matrix.shard }}" in text
     assert "needs: [plan, shard]" in text and "if: ${{ always() }}" in text
-    assert "python -m e2e.harness.merge_health" in text
+    assert "python -m testkit.farm.merge_health" in text
     # an extra, not a replacement: .ci/run stays one call of ./scripts/test, with no shard
     ci = (REPO / ".ci" / "run").read_text("utf-8")
     assert ci.count("./scripts/test") == 1 and "shard" not in ci

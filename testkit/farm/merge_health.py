@@ -1,11 +1,11 @@
 """Merge the shards' site health matrices into one (the matrix one run of the whole farm writes).
 
-  python -m e2e.harness.merge_health OUT_DIR shard1/health.json shard2/health.json ...
+  python -m testkit.farm.merge_health OUT_DIR shard1/health.json shard2/health.json ...
 
 Writes OUT_DIR/health.json and OUT_DIR/health.html and prints the summary line. Every row of
 every shard is kept; the cells a shard expected but never filled stay `not_run`. The merged
 matrix is rebuilt from the rows by the same code a single run uses (`report.build_matrix`), so
-it equals that run's matrix (tests/test_farm_shards.py checks it), apart from the stamps: when it
+it equals that run's matrix (tests/test_farm_shard_plan.py checks it), apart from the stamps: when it
 was generated, the wall time (the slowest shard's; `shards` lists each), `selection`.
 
 Refused (exit 2, nothing written): a cell filled by two shards (a test ran twice), the same shard
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from e2e.harness import report
-from e2e.harness.cells import problems
+from testkit.farm import report
+from testkit.farm.cells import problems
 
 
 class MergeError(ValueError):
@@ -101,7 +101,7 @@ def merge(shards: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m e2e.harness.merge_health", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m testkit.farm.merge_health", description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", type=Path, help="where health.json and health.html go")
     ap.add_argument("inputs", type=Path, nargs="+", help="the shards' health.json files")
     args = ap.parse_args(argv)
