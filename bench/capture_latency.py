@@ -6,7 +6,7 @@ Uses the farm harness (testkit/farm): its own companion server, Chromium with th
 the site on `collect`, page memory on. For every streaming fixture scenario (fixtures/sites/*
 with the "streaming" feature) it opens the page `--runs` times, each time under a fresh
 conversation URL of the same shape, and measures from the moment the page's streaming signal
-ends (fixtures/_lib/stream.js finishes: stop button gone / data-is-streaming="false", stamped
+ends (fixtures/sites/_lib/stream.js finishes: stop button gone / data-is-streaming="false", stamped
 in the page with Date.now()) to the first GET /api/conversations (polled every 20 ms) whose
 last turn is the settled reply. Reported: p50/p95/max per scenario and overall, against the
 1.5 s p95 target, and as a ratio to this run's floor — a direct POST /api/captures followed by

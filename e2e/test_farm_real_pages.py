@@ -5,7 +5,7 @@ The folder (default ../shared/reference/real-dom/, or WF_REAL_PAGES=<dir>) holds
 (every other request of the page is refused inside the browser), the extension runs in `collect`,
 and what the server stored is compared with the transcript. The result goes to the health matrix.
 
-The real-page corpus is a gate (issue 11): a page whose host the registry claims must be captured
+The real-page corpus is a gate: a page whose host the registry claims must be captured
 exactly — turn count, roles, order and whitespace-collapsed text (a second reading only where the
 transcript's notes allow it, e2e/real_pages_readings.json) — and a complete capture records no
 selector miss. A page may fail only when e2e/real_pages_expected_failures.json lists it with a
@@ -154,7 +154,7 @@ async def test_real_page_capture(page_case, make_farm, health):
     health["turns_expected"] = len(data.get("turns", []))
     stored: list[dict[str, Any]] = []
     got, misses, injected = await capture_real_page(make_farm, html_path, data, stored)
-    # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
+    # the structure kept (turns as Markdown): each turn's Markdown scored against the transcript's blocks
     scored = score(data.get("turns", []), stored)
     if scored["total"]:
         health["blocks"] = scored["blocks"]

@@ -1,4 +1,4 @@
-"""The farm's skeleton (issue 2 item 6): Chromium + the unpacked extension + an isolated server,
+"""The farm's skeleton: Chromium + the unpacked extension + an isolated server,
 and a request from the service worker that reaches that server — seen by the tap and answered by
 the server with its own pid."""
 

@@ -1,4 +1,4 @@
-"""Inserting a memory keeps its lines (issue 12): a turn's Markdown with paragraphs, a list and an
+"""Inserting a memory keeps its lines (turns are kept as Markdown): a turn's Markdown with paragraphs, a list and an
 indented code block lands in every fixture's composer with every line break and every leading
 space, read back from the editor's own model (fixtures/sites/_lib/editors.js emulates
 ProseMirror, TipTap, Lexical, Quill, textarea and contenteditable), and nothing is submitted."""

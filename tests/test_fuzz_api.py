@@ -42,7 +42,7 @@ urlish = st.sampled_from(
         "not a url",
         "https://ex.com/" + "é" * 10,
         "https://[::1]/",
-        # issue 15: hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
+        # hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
         "http://127。0。0。1:9/secret",
         "http://１２７.0.0.1/",
         "https://chase%2Ecom/",

@@ -210,7 +210,7 @@ async def test_an_exchange_id_shared_by_prompt_and_reply_keeps_both(api) -> None
     ]
 
 
-# --- issue 15 item 10: a capture never rewrites another conversation's history ---------------
+# --- one conversation per page: a capture never rewrites another conversation's history ---------------
 
 
 async def test_unrelated_turns_under_a_stored_url_are_added_never_replace(api: Api) -> None:

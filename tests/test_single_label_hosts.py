@@ -1,4 +1,4 @@
-"""Issue 15 item 7: a single-label intranet host (`http://intranet/wiki`) is stored, so a rule
+"""Single-label hosts are hosts: a single-label intranet host (`http://intranet/wiki`) is stored, so a rule
 and a forget on it are allowed; a real public suffix (`com`, `co.uk`, `github.io`) stays
 refused (the control that the suffix check still runs)."""
 

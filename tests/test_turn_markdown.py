@@ -1,4 +1,4 @@
-"""Captured turns keep their Markdown beside the text (issue 12): stored, answered, capped without
+"""Captured turns keep their Markdown beside the text: stored, answered, capped without
 leaving a code fence open, never indexed for search, and older rows fall back to their text."""
 
 from __future__ import annotations

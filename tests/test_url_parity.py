@@ -1,4 +1,4 @@
-"""Parity of the two URL normalisers on generated URLs (issue 15 item 8).
+"""Parity of the two URL normalisers on generated URLs (one URL rule in both languages).
 
 server/urls.py normalise_url (ada-url, the WHATWG parser) and extension/shared/urls.js
 normaliseUrl (the platform `URL`, also WHATWG) must give the same answer for every URL,
