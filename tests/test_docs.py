@@ -125,7 +125,7 @@ def issue_references(texts: dict[str, str]) -> list[str]:
 
 
 def test_no_issue_numbers_in_code_or_docs() -> None:
-    """"issue 15 item 2" means nothing to a reader of the repository: name the rule instead."""
+    """A rule referred to as `issue 15 item 2` means nothing to a reader: name the rule instead."""
     texts = {name: path.read_text("utf-8") for name, path in _all_sources().items()}
     assert issue_references(texts) == []
     assert issue_references({"a.py": "# issue 15 item 2: x", "b.md": "see Issue #12"}) == [
