@@ -1,5 +1,5 @@
 """Two tiny shards run for real, then merged: the shard selection, each shard's matrix and the
-merge command work on what a real run writes (the cheap proofs are in tests/test_farm_shard_plan.py).
+merge command work on what a real run writes (the cheap proofs are in tests/testkit/test_farm_shard_plan.py).
 
 A plan of two shards (the first and the last site with one scenario, one in each) is written to a temp file;
 each shard runs Phase B of its one site (`SITE=` keeps it to one scenario) as a separate pytest

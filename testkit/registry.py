@@ -3,7 +3,7 @@ hosts the farm runs, Chrome match patterns, and which chat site a URL is.
 
 The one Python match-pattern parser (`parse_match_pattern`); its JavaScript twin is
 extension/shared/sites.js `parseMatchPattern`. Both run fixtures/match-pattern-cases.json
-(tests/test_chat_site_cases.py, tests/js/sites.test.mjs), as both matchers run
+(tests/vectors/test_chat_site_cases.py, tests/js/sites.test.mjs), as both matchers run
 fixtures/chat-site-cases.json.
 """
 

@@ -5,7 +5,7 @@ into the README's block kinds — code (lang, exact text), table (rows of collap
 (top-level items), heading, math (TeX), link (text, href). `score` matches the expected blocks of
 each turn against the captured turn's blocks and answers per kind "found/expected" plus what was
 missed; a code block whose text differs from the page's is listed in `code_mismatches` (the
-farm fails on those). Used by tests/test_markdown_blocks.py and e2e/test_farm_real_pages.py.
+farm fails on those). Used by tests/extension/test_markdown_blocks.py and e2e/test_farm_real_pages.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 Writes OUT_DIR/health.json and OUT_DIR/health.html and prints the summary line. Every row of
 every shard is kept; the cells a shard expected but never filled stay `not_run`. The merged
 matrix is rebuilt from the rows by the same code a single run uses (`report.build_matrix`), so
-it equals that run's matrix (tests/test_farm_shard_plan.py checks it), apart from the stamps: when it
+it equals that run's matrix (tests/testkit/test_farm_shard_plan.py checks it), apart from the stamps: when it
 was generated, the wall time (the slowest shard's; `shards` lists each), `selection`.
 
 Refused (exit 2, nothing written): a cell filled by two shards (a test ran twice), the same shard

@@ -10,7 +10,7 @@ and real pages run on the same machine and a red shard reads as "these sites".
 `--shard K` deselects every other test through pytest's own deselection (what `-k` and `-m` do),
 so `--collect-only` lists exactly what a shard runs, and the site health matrix of a shard expects
 only its own cells. The plan must be a partition of `testkit.sites.SITES` (checked on load: a site in
-no shard or in two is an error, never a silently skipped site); tests/test_farm_shard_plan.py collects
+no shard or in two is an error, never a silently skipped site); tests/testkit/test_farm_shard_plan.py collects
 every shard and proves they cover the farm exactly once.
 
   python -m testkit.farm.shards names           # ["1", "2", ...]: the CI matrix
@@ -213,7 +213,7 @@ def balance(costs: Mapping[str, float], siteless: float, n: int) -> Plan:
 
 
 ABOUT = (
-    "Which sites each farm shard runs (testkit/farm/shards.py; tests/test_farm_shard_plan.py proves the "
+    "Which sites each farm shard runs (testkit/farm/shards.py; tests/testkit/test_farm_shard_plan.py proves the "
     "shards cover the farm exactly once). Rebalance from a run's times: "
     "python -m testkit.farm.shards plan 4 --from e2e/report/health.json > testkit/farm/shards.json"
 )
