@@ -117,7 +117,7 @@ def test_a_missing_path_is_found(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- rules are named, not numbered
-_ISSUE_REF = re.compile(r"\bissues?\s+#?\d+|\bitem\s+\d+\s+of\s+issue", re.I)
+_ISSUE_REF = re.compile(r"(?<![a-z])issues?(?:\s+#?|_)\d+|\bitem\s+\d+\s+of\s+issue", re.I)
 
 
 def issue_references(texts: dict[str, str]) -> list[str]:
@@ -128,9 +128,11 @@ def test_no_issue_numbers_in_code_or_docs() -> None:
     """A rule referred to as `issue 15 item 2` means nothing to a reader: name the rule instead."""
     texts = {name: path.read_text("utf-8") for name, path in _all_sources().items()}
     assert issue_references(texts) == []
-    assert issue_references({"a.py": "# issue 15 item 2: x", "b.md": "see Issue #12"}) == [
+    examples = {"a.py": "# issue 15 item 2: x", "b.md": "see Issue #12", "c.py": "def test_issue_3():"}
+    assert issue_references(examples) == [
         "a.py: issue 15",
         "b.md: Issue #12",
+        "c.py: issue_3",
     ]
 
 

@@ -26,7 +26,7 @@ from tests.conftest import skip_unless_optional
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("WF_CHROMIUM", "/usr/bin/chromium")
 CASES = json.loads((REPO / "fixtures" / "url-cases.json").read_text("utf-8"))["cases"]
-ISSUE_15 = [
+HOST_SPELLINGS = [
     f"http://{h}:8080/x"
     for h in (
         "127。0。0。1",
@@ -86,7 +86,7 @@ def server_answer(url: str) -> str | None:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_chromium_and_the_server_agree_on_every_vector(chromium: Any) -> None:
-    urls = [c["url"] for c in CASES] + ISSUE_15
+    urls = [c["url"] for c in CASES] + HOST_SPELLINGS
     got = await in_chromium(chromium, urls)
     diffs = [
         (u, server_answer(u), g)

@@ -180,7 +180,7 @@ def test_generated_urls_normalise_alike(batch: list[str]) -> None:
     assert_parity(batch)
 
 
-def test_the_issue_15_forms_normalise_alike_and_to_loopback() -> None:
+def test_the_host_forms_chrome_reads_normalise_alike_and_to_loopback() -> None:
     forms = [
         "127。0。0。1",
         "１２７.0.0.1",
