@@ -2,7 +2,8 @@
 //   local:   token, serverUrl, pageMemory, disclosureAccepted, policy, outbox, outboxDropped,
 //            selectorMisses, libraryPendingDeletes
 //   session: probe:<normalised url> (30 s probe cache), notice:<tabId> (why a write was refused),
-//            panelView (the view a keyboard command asked the panel for; sidepanel/panel.js reads it)
+//            panelView (the view a keyboard command asked the panel for; sidepanel/panel.js reads it),
+//            serverStarting, link (the browser link's last answer, link.js)
 // Every key of the worker goes through this module.
 
 export const DEFAULT_SERVER_URL = 'http://127.0.0.1:37711';

@@ -5,11 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from server.commands import add, backup, export, import_chats, mcp, pair, search, serve, status
+from server.commands import (
+    add,
+    backup,
+    export,
+    import_chats,
+    install_browser_link,
+    mcp,
+    native_host,
+    pair,
+    search,
+    serve,
+    status,
+)
 from server.settings import add_arguments
 
 # the order of `wherefrom --help`
-COMMANDS = (serve, pair, status, add, import_chats, export, backup, search, mcp)
+COMMANDS = (serve, pair, status, add, import_chats, export, backup, search, mcp, install_browser_link, native_host)
 
 
 def common(p: argparse.ArgumentParser) -> None:
