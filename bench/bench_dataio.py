@@ -40,7 +40,7 @@ from server.dataio import chats  # noqa: E402
 from server.dataio.backup import backup  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.provenance import stamp  # noqa: E402
-from tests.server_process import ServerProcess  # noqa: E402
+from testkit.server_process import ServerProcess  # noqa: E402
 
 EXPORT = REPO.parent / "shared" / "reference" / "exports" / "chatgpt-2023" / "conversations.json"
 

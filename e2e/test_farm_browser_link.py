@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from e2e.harness.browser import NOISE_HOSTS, unpacked_id
-from e2e.harness.server import REPO
-from e2e.harness.tap import LOOPBACK
 from server.instance import read_runtime
-from tests.native_host import stop_started_server
-from tests.server_process import free_port
+from testkit.farm.browser import NOISE_HOSTS, unpacked_id
+from testkit.farm.server import REPO
+from testkit.farm.tap import LOOPBACK
+from testkit.native_host import stop_started_server
+from testkit.server_process import free_port
 
 HOST_NAME = "org.wherefrom.companion"
 # every change of the connection pill, as the person would have seen it

@@ -8,7 +8,7 @@ import sys
 import tomllib
 import zipfile
 
-from e2e.harness.server import REPO
+from testkit.farm.server import REPO
 
 
 def package(out):

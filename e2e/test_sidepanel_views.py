@@ -1,7 +1,7 @@
 """The side panel's Search, Conversation and Library views, with the real server and extension,
 plus screenshots and axe-core over every view and state.
 
-Each test gets its own farm (tap, server, Chromium with the extension; e2e/harness). Data is
+Each test gets its own farm (tap, server, Chromium with the extension; testkit/farm). Data is
 written straight to the server (harness calls), then read back through the panel as a person
 would: typing in the search box, arrows and Enter, the buttons of each view.
 
@@ -26,10 +26,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
-from e2e.harness.browser import REPO, Browser
-from e2e.harness.report import REPORT_DIR
-from e2e.harness.server import CompanionServer, FarmError
 from e2e.test_sidepanel import PAGE_HTML, pair_and_accept, panel_of, web_tab
+from testkit.farm.browser import REPO, Browser
+from testkit.farm.report import REPORT_DIR
+from testkit.farm.server import CompanionServer, FarmError
 
 SHOTS = REPORT_DIR / "screenshots" / "views"
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"

@@ -216,7 +216,7 @@ def host_or_subdomain(host: str, parent: str) -> bool:
 def host_clause(column: str, param: str) -> str:
     """SQL for host_or_subdomain(<column>, :<param>), with `param` a named parameter holding a
     cleaned host. It agrees with host_or_subdomain on clean hosts (no clean IP literal ends in
-    '.' + another clean host), which tests/test_host_rule.py checks on the shared vectors."""
+    '.' + another clean host), which tests/vectors/test_host_rule.py checks on the shared vectors."""
     if not (column.replace(".", "").replace("_", "").isalnum() and param.replace("_", "").isalnum()):
         raise ValueError("host_clause takes a column name and a parameter name")
     p = f":{param}"

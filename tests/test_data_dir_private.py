@@ -1,4 +1,4 @@
-"""Issue 15 item 5: under a normal umask (022) the data dir is 0700 and the database, its -wal
+"""The data dir is private: under a normal umask (022) the data dir is 0700 and the database, its -wal
 and -shm, and the token are 0600 — created so, and fixed at start when an older version (or a
 hand) left them readable."""
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from server.settings import Settings
-from tests.server_process import ServerProcess
-from tests.test_dataio_import import wherefrom
-from tests.test_mcp import agent, call, server  # noqa: F401 - the fixture
+from testkit.server_process import ServerProcess
+from tests.commands.test_mcp import agent, call, server  # noqa: F401 - the fixture
+from tests.dataio.test_dataio_import import wherefrom
 
 URL = "https://example.com/walnuts"
 

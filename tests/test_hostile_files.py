@@ -13,7 +13,7 @@ import pytest
 
 from server.settings import Settings
 from tests.conftest import Api
-from tests.test_dataio_import import wherefrom
+from tests.dataio.test_dataio_import import wherefrom
 
 VICTIM_TEXT = "the person's own file\n"
 

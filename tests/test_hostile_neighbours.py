@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from server.settings import Settings
+from tests.commands.test_mcp import agent, call
 from tests.conftest import Api, free_port
-from tests.test_dataio_import import wherefrom
-from tests.test_mcp import agent, call
+from tests.dataio.test_dataio_import import wherefrom
 
 TOKEN = "T" * 43  # the token the neighbour hopes to see
 

@@ -13,9 +13,9 @@ import pytest
 
 from server.settings import Settings
 from server.store.db import migration_files
+from testkit.server_process import free_port, serve_args
 from tests.conftest import running_api
-from tests.server_process import free_port, serve_args
-from tests.test_dataio_import import wherefrom
+from tests.dataio.test_dataio_import import wherefrom
 
 UNDO_FORGET = (
     "CREATE TRIGGER facts_unforget AFTER UPDATE OF invalid_at ON facts WHEN new.invalid_at IS NOT NULL "
@@ -118,7 +118,7 @@ def test_serve_exits_1_in_one_line_when_the_store_cannot_open(tmp_path: Path, ca
 
 def test_control_serve_opens_a_good_store(tmp_path: Path) -> None:
     """The same start on a fresh data dir keeps running (killed after it answered)."""
-    from tests.server_process import ServerProcess
+    from testkit.server_process import ServerProcess
 
     server = ServerProcess(tmp_path / "data").start()
     try:

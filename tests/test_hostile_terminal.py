@@ -8,7 +8,7 @@ import json
 
 from server.settings import Settings
 from tests.conftest import Api
-from tests.test_dataio_import import wherefrom
+from tests.dataio.test_dataio_import import wherefrom
 
 TITLE = "Walnut\x1b]0;owned\x07 groves\x1b[2J\r\x9b31m\u202eevil"
 TEXT = "walnut note\x1b[1A\x1b[Kreplaced line"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from server.nativehost.framing import MAX_REPLY, MAX_REQUEST, encode_message
+from testkit.native_host import OTHER, OURS, REPO, frame, host_argv, talk, unframe
 from tests.conftest import free_port
-from tests.native_host import OTHER, OURS, REPO, frame, host_argv, talk, unframe
 
 
 def test_locate_without_a_server_says_not_running_and_gives_no_token(tmp_path: Path) -> None:

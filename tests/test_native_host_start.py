@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from server.instance import read_runtime
+from testkit.native_host import REPO, frame, servers_on, stop_started_server, talk
+from testkit.server_process import ServerProcess
 from tests.conftest import free_port
-from tests.native_host import REPO, frame, servers_on, stop_started_server, talk
-from tests.server_process import ServerProcess
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.native_host import OURS, frame, unframe
 from tests.conftest import free_port
-from tests.native_host import OURS, frame, unframe
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import { refreshPolicy, syncContentScripts } from './governance.js';
 import { ALARM, flush, pending } from './outbox.js';
 import { connection, dispatch } from './messages.js';
 import { flushDeletes } from './library.js';
-import { pageMemoryOn } from './store.js';
+import { pageMemoryOn, removeSession, setSession } from './store.js';
 import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
 
 const MENU_SAVE_SELECTION = 'wherefrom-save-selection';
@@ -77,7 +77,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 });
 
 chrome.tabs.onRemoved.addListener((tabId) =>
-  guarded('onRemoved', () => chrome.storage.session.remove(`notice:${tabId}`)),
+  guarded('onRemoved', () => removeSession(`notice:${tabId}`)),
 );
 
 chrome.contextMenus.onClicked.addListener((info, tab) =>
@@ -94,7 +94,7 @@ chrome.commands.onCommand.addListener((command, tab) => {
     // must run synchronously inside the user gesture, before any await
     if (tab && tab.windowId !== undefined) chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => undefined);
     // the panel (opening now, or already open) shows the view asked for (sidepanel/panel.js)
-    if (command === 'open-search') chrome.storage.session.set({ panelView: { view: 'search', at: Date.now() } }).catch(() => undefined);
+    if (command === 'open-search') setSession('panelView', { view: 'search', at: Date.now() }).catch(() => undefined);
     return;
   }
   if (command === 'save-page') {

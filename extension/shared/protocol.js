@@ -239,5 +239,6 @@
   };
   for (var name in T) api[name] = T[/** @type {keyof typeof T} */ (name)];
   api.TYPES = Object.freeze(Object.assign({}, T));
-  globalThis.WherefromProtocol = /** @type {WfProtocolAPI} */ (Object.freeze(api));
+  // the validator above is what makes a message a WfMessage (types.d.ts); tsc takes its word
+  globalThis.WherefromProtocol = /** @type {WfProtocolAPI} */ (/** @type {unknown} */ (Object.freeze(api)));
 })();

@@ -3,7 +3,7 @@
 
 import { $ } from './dom.js';
 
-export const P = /** @type {any} */ (globalThis).WherefromProtocol;
+export const P = globalThis.WherefromProtocol;
 
 export const params = new URLSearchParams(location.search);
 
@@ -46,8 +46,13 @@ export function showConnection(conn) {
   $('conn-detail').textContent = detail;
 }
 
-/** @param {string} type @param {Record<string, unknown>} [payload] */
-export async function send(type, payload = {}) {
+/**
+ * Ask the background; message names and payload fields are the protocol's (types.d.ts
+ * WfPayloads): a payload with required fields must be given.
+ * @type {<T extends WfPanelType>(type: T, ...payload: {} extends WfPayloads[T] ? [WfPayloads[T]?] : [WfPayloads[T]]) => Promise<any>}
+ */
+export const send = async (type, ...rest) => {
+  const payload = rest[0] || {};
   try {
     const r = await chrome.runtime.sendMessage({ type, payload });
     // keep the connection pill honest between checks
@@ -58,7 +63,7 @@ export async function send(type, payload = {}) {
   } catch (err) {
     return { ok: false, message: 'The extension is restarting; try again.' };
   }
-}
+};
 
 export async function loadState() {
   ui.state = await send(P.PANEL_GET_STATE, { tabId: await tabId() });

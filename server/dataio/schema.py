@@ -1,7 +1,7 @@
 """The one JSON shape of Wherefrom's data out and back in.
 
-`EXPORT` is the JSON Schema of `wherefrom export --format json` (written out as
-docs/export.schema.json by `scripts/gen_export_schema`, checked by tests/test_dataio_schema.py).
+`EXPORT` is the JSON Schema of `wherefrom export --format json`; `document()` writes it out as
+docs/export.schema.json, and tests/test_docs.py checks that file is current.
 `wherefrom import-chats` reads that file back; the import route takes the same items in
 batches (`BATCH`). The request validator (server.api.validate) enforces the subset of JSON
 Schema used here; every object is closed (additionalProperties false).

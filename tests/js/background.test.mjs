@@ -71,7 +71,7 @@ await import('../../extension/background/main.js');
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
 const { flush } = await import('../../extension/background/outbox.js');
 const { gate } = await import('../../extension/background/actions.js');
-const { wantedScripts, patternHost, refreshPolicy } = await import('../../extension/background/governance.js');
+const { wantedScripts, refreshPolicy } = await import('../../extension/background/governance.js');
 const { recolour } = await import('../../extension/background/icon.js');
 
 const fire = (/** @type {string} */ name, /** @type {any[]} */ ...args) => Promise.all(chrome.listeners[name].map((fn) => fn(...args)));
@@ -213,8 +213,6 @@ test('capture scripts only for chat hosts resolving to collect, only with page m
   assert.deepEqual([...wantedScripts(sites, pol, true).keys()], ['wf-site-chatgpt', 'wf-site-huggingchat']);
   assert.equal(wantedScripts(sites, pol, false).size, 0);
   assert.equal(wantedScripts(sites, null, true).size, 0);
-  assert.equal(patternHost('https://*.example.com/*'), 'example.com');
-  assert.equal(patternHost('<all_urls>'), '');
 });
 
 test('recolour: green keeps whites, off greys everything', () => {

@@ -70,9 +70,9 @@ function ruleStatus(text, ok) {
   $('rule-status').dataset.tone = ok ? 'ok' : 'bad';
 }
 
-/** @param {string} host @param {string} mode */
+/** @param {string} host @param {string} mode a <select>'s value: one of the three modes (the worker's validator refuses others) */
 async function setRule(host, mode) {
-  const res = await send(P.PANEL_SET_RULE, { host, mode });
+  const res = await send(P.PANEL_SET_RULE, { host, mode: /** @type {WfPayloads['panel:set-rule']['mode']} */ (mode) });
   ruleStatus(res.ok ? `${res.rule.host} and its subdomains: ${res.rule.mode}.` : res.message, res.ok);
   await hooks.refreshAll();
 }
