@@ -319,6 +319,7 @@ interface WfPayloads {
   'panel:clear-notice': { tabId?: number };
   'panel:search': { q: string; limit?: number };
   'panel:get-conversation': { tabId?: number; url?: string };
+  'panel:conversation-markdown': { url: string };
   'panel:list-library': {};
   'panel:get-document': { id: number };
   'panel:delete-document': { id: number };
@@ -360,6 +361,7 @@ interface WfTypeNames {
   readonly PANEL_CLEAR_NOTICE: 'panel:clear-notice';
   readonly PANEL_SEARCH: 'panel:search';
   readonly PANEL_GET_CONVERSATION: 'panel:get-conversation';
+  readonly PANEL_CONVERSATION_MARKDOWN: 'panel:conversation-markdown';
   readonly PANEL_LIST_LIBRARY: 'panel:list-library';
   readonly PANEL_GET_DOCUMENT: 'panel:get-document';
   readonly PANEL_DELETE_DOCUMENT: 'panel:delete-document';

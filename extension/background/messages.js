@@ -322,9 +322,11 @@ async function onPanel(m) {
     }
     case P.PANEL_CONVERSATION_MARKDOWN: {
       // a conversation already on screen (its stored source_url): the server renders the file
-      if (!/^https?:\/\//i.test(p.url)) return { ok: false, message: 'Only http and https pages have conversations.' };
-      const res = await api.conversationMarkdown(p.url);
-      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      if (!/^https?:\/\//i.test(m.payload.url)) {
+        return { ok: false, status: 'error', message: 'Only http and https pages have conversations.' };
+      }
+      const res = await api.conversationMarkdown(m.payload.url);
+      if (!res.ok) return failed(res, { status: 'error' });
       return { ok: true, markdown: res.data.markdown, fileName: res.data.file_name };
     }
     case P.PANEL_LIST_LIBRARY: {

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from server.settings import Settings
 from server.textcaps import open_fence
+from testkit.server_process import ServerProcess
 from tests.conftest import Api
-from tests.server_process import ServerProcess
-from tests.test_dataio_import import CHATGPT, needs_chatgpt, wherefrom
+from tests.dataio.test_dataio_import import CHATGPT, needs_chatgpt, wherefrom
 
 
 def run(server: ServerProcess, *args: str) -> str:
