@@ -88,16 +88,13 @@ async def capture_real_page(
     body = await asyncio.to_thread(html_path.read_bytes)
 
     async def serve(route: Any) -> None:
-        req = urlsplit(route.request.url)
         if route.request.url.split("#")[0] == url.split("#")[0] and route.request.method in (
             "GET",
             "HEAD",
         ):
             await route.fulfill(status=200, headers={"content-type": "text/html; charset=utf-8"}, body=body)
-        elif req.hostname == host:
-            await route.fulfill(status=404, body="")
         else:
-            await route.abort()
+            await real_pages.answer_subresource(route)
 
     await farm.browser.context.route(
         lambda u: urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname not in LOOPBACK,

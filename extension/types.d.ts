@@ -173,6 +173,16 @@ interface WfNamespace {
   registry: WfRegistry;
   markdown: WfMarkdownAPI;
   extractor: WfExtractorAPI;
+  dom: WfDomAPI;
+  visible: WfVisibleAPI;
+  layouts: WfLayoutsAPI;
+  turnText: WfTurnTextAPI;
+  panels: WfPanelsAPI;
+  generic: WfGenericAPI;
+  detect: WfDetectAPI;
+  misses: WfMissesAPI;
+  coverage: WfCoverageAPI;
+  Accumulator: new () => WfAccumulator;
   pageData: WfPageDataAPI;
   composer: WfComposerAPI;
   runtime: WfRuntimeAPI;
@@ -213,14 +223,94 @@ interface WfExtractorAPI {
   excludeFor(site: WfSite, layout?: WfLayoutPart | null): string;
   turnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
   countMatches(root: ParentNode, site: WfSite, layout: WfLayoutPart): number;
-  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): { text: string; markdown?: string };
+  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): WfContent;
   readMounted(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfMountedTurns;
   readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
   pathPattern(pathname: string): string;
   missKind(turns: Array<{ role: string }>, found: { empty?: Array<{ role: string }>; source: string } | null): string | null;
   isStreaming(root: ParentNode, el: Element | null, spec: WfStreamingSpec | undefined, deep: boolean): boolean;
-  detect(root: ParentNode, site: WfSite): WfFound;
+  detect(root: ParentNode, site: WfSite, opts?: { generic?: boolean }): WfFound;
   Accumulator: new () => WfAccumulator;
+}
+
+/** A turn's content: `placeholder` when its text roots are sized empty boxes (not rendered yet). */
+interface WfContent {
+  text: string;
+  markdown?: string;
+  placeholder?: boolean;
+}
+
+/** content/dom.js */
+interface WfDomAPI {
+  asSelector(s: WfSelectors | undefined | null): string;
+  queryAll(root: ParentNode, selector: string, deep?: boolean): Element[];
+  selfOrDescendants(el: Element, selector: string, deep: boolean): Element[];
+  outermost<E extends Element>(found: E[]): E[];
+  hasMatch(el: Element, selector: string, deep: boolean): boolean;
+  shown(el: Element): boolean;
+}
+
+/** content/visible.js */
+interface WfVisibleAPI {
+  visibleText(root: Node, exclude?: string, sink?: WfSink | null): string;
+  normalise(text: string): string;
+  hiddenBox(node: Element, cs: CSSStyleDeclaration): boolean;
+}
+
+/** content/layouts.js */
+interface WfLayoutsAPI {
+  excludeFor(site: WfSite, layout?: WfLayoutPart | null): string;
+  textSelector(layout: WfLayoutPart, role: WfRole): string;
+  turnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
+  orderedTurnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
+  countMatches(root: ParentNode, site: WfSite, layout: WfLayoutPart): number;
+  nativeId(el: Element, spec: WfNativeIdSpec | undefined): string | null;
+  isStreaming(root: ParentNode, el: Element | null, spec: WfStreamingSpec | undefined, deep: boolean): boolean;
+}
+
+/** content/turntext.js */
+interface WfTurnTextAPI {
+  contentOf(el: Element, nodes: Element[], exclude: string, role: WfRole, adapter?: WfAdapter): WfContent;
+  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): WfContent;
+  joinMarkdown(list: Array<string | undefined>): string | undefined;
+}
+
+/** content/panels.js */
+interface WfPanelsAPI {
+  readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
+  attachPanels(turns: WfMountedTurn[], panels: WfPanelRead[]): void;
+}
+
+/** content/generic.js: the generic conversation reader (knows no site). */
+interface WfGenericAPI {
+  read(root: ParentNode, site: WfSite): WfMountedTurns;
+  region(root: ParentNode, turns: WfMountedTurn[]): Element | null;
+}
+
+/** content/detect.js */
+interface WfDetectAPI {
+  readMounted(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfMountedTurns;
+  detect(root: ParentNode, site: WfSite, opts?: { generic?: boolean }): WfFound;
+  bothRoles(turns: Array<{ role: string }>): boolean;
+}
+
+/** content/misses.js */
+interface WfMissesAPI {
+  pathPattern(pathname: string): string;
+  missKind(turns: Array<{ role: string }>, found: { empty?: Array<{ role: string }>; source: string } | null): string | null;
+}
+
+/** content/coverage.js: how much of the conversation region's visible text the turns hold. */
+interface WfCoverageAPI {
+  covered(root: ParentNode, site: WfSite, found: WfFound, turns: Array<{ text: string }>): WfCoverage | null;
+  siteCount(root: ParentNode, site: WfSite): number | null;
+  LOST_TEXT_BELOW: number;
+}
+
+interface WfCoverage {
+  share: number;
+  region: number;
+  turns: number;
 }
 
 /** A turn element of a layout, with its role. */

@@ -146,7 +146,7 @@ async def new_page(
             if route.request.url.split("#")[0] == url:
                 await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body)
             else:
-                await route.fulfill(status=404, body="offline")
+                await real_pages.answer_subresource(route)
 
         await context.route("**/*", serve)
     await context.add_init_script(CHROME_STUB)

@@ -24,6 +24,21 @@ EXPECTED_FAILURES = HERE / "real_pages_expected_failures.json"
 
 Turn = tuple[str, str]
 
+# A saved page's own subresources are not saved with it. Its scripts and style sheets are answered
+# as empty files, as a working network would load them (a page whose bootstrap script replaces the
+# rendered DOM with an error screen when a script fails to load stays as it was saved); every other
+# request of the page is refused.
+EMPTY_SUBRESOURCES = {"script": "text/javascript", "stylesheet": "text/css"}
+
+
+async def answer_subresource(route: Any) -> None:
+    """Answer a saved page's subresource request: an empty script or style sheet, else refused."""
+    kind = EMPTY_SUBRESOURCES.get(route.request.resource_type)
+    if kind is not None:
+        await route.fulfill(status=200, content_type=kind, body="")
+    else:
+        await route.fulfill(status=404, body="")
+
 
 def _load(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
