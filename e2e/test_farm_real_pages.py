@@ -70,7 +70,11 @@ def registry_site(url: str) -> str | None:
 
 
 async def capture_real_page(
-    make_farm: Any, html_path: Path, data: dict[str, Any], stored: list[dict[str, Any]] | None = None
+    make_farm: Any,
+    html_path: Path,
+    data: dict[str, Any],
+    stored: list[dict[str, Any]] | None = None,
+    stored_state: dict[str, Any] | None = None,
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], bool]:
     """Serve the saved page at its real URL with the extension on `collect`; return the turns the
     server stored, the selector misses recorded and whether the capture script was injected.
@@ -121,6 +125,10 @@ async def capture_real_page(
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
     if stored is not None:
         stored.extend((await farm.server.get("/api/conversations", url=url)).get("turns", []))
+    if stored_state is not None:  # the reader that found the turns and the share of visible text covered
+        state = await farm.browser.content_state(page)
+        if state:
+            stored_state.update(reader=state.get("layout"), covered=state.get("coverage"))
     return got, misses, await farm.browser.capture_injected(page)
 
 
@@ -150,7 +158,9 @@ async def test_real_page_capture(page_case, make_farm, health):
     )
     health["turns_expected"] = len(data.get("turns", []))
     stored: list[dict[str, Any]] = []
-    got, misses, injected = await capture_real_page(make_farm, html_path, data, stored)
+    reader: dict[str, Any] = {}
+    got, misses, injected = await capture_real_page(make_farm, html_path, data, stored, reader)
+    health.update({k: v for k, v in reader.items() if v is not None})
     # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
     scored = score(data.get("turns", []), stored)
     if scored["total"]:

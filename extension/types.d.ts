@@ -134,7 +134,7 @@ interface WfMountedTurn {
 }
 
 /** readMounted's list also carries the turn elements that had no text (for missKind). */
-type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }> };
+type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean };
 
 /** The parts of a layout the extractor reads (a panel read as a turn has only text/exclude). */
 type WfLayoutPart = Partial<WfLayout>;
@@ -173,6 +173,7 @@ interface WfNamespace {
   registry: WfRegistry;
   markdown: WfMarkdownAPI;
   extractor: WfExtractorAPI;
+  codeBlocks: WfCodeBlocksAPI;
   dom: WfDomAPI;
   visible: WfVisibleAPI;
   layouts: WfLayoutsAPI;
@@ -218,7 +219,7 @@ interface WfExtractorAPI {
   siteFor(href: string, registry?: { sites: WfSite[] }): WfSite | null;
   asSelector(s: WfSelectors | undefined | null): string;
   queryAll(root: ParentNode, selector: string, deep?: boolean): Element[];
-  visibleText(root: Node, exclude?: string, sink?: WfSink | null): string;
+  visibleText(root: Node, exclude?: string, sink?: WfSink | null, skip?: Set<Element> | null): string;
   normalise(text: string): string;
   excludeFor(site: WfSite, layout?: WfLayoutPart | null): string;
   turnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
@@ -240,6 +241,17 @@ interface WfContent {
   placeholder?: boolean;
 }
 
+/** content/codeblocks.js */
+interface WfCodeBlocksAPI {
+  codeElement(pre: Element): Element;
+  codeText(root: Node, exclude?: string): string;
+  codeLanguage(pre: Element, code: Element, turnRoot: Element): string;
+  hidden(el: Element): boolean;
+  matches(el: Element, sel: string | null | undefined): boolean;
+  GUTTER: string;
+  EDITOR: string;
+}
+
 /** content/dom.js */
 interface WfDomAPI {
   asSelector(s: WfSelectors | undefined | null): string;
@@ -252,7 +264,7 @@ interface WfDomAPI {
 
 /** content/visible.js */
 interface WfVisibleAPI {
-  visibleText(root: Node, exclude?: string, sink?: WfSink | null): string;
+  visibleText(root: Node, exclude?: string, sink?: WfSink | null, skip?: Set<Element> | null): string;
   normalise(text: string): string;
   hiddenBox(node: Element, cs: CSSStyleDeclaration): boolean;
 }
@@ -270,7 +282,7 @@ interface WfLayoutsAPI {
 
 /** content/turntext.js */
 interface WfTurnTextAPI {
-  contentOf(el: Element, nodes: Element[], exclude: string, role: WfRole, adapter?: WfAdapter): WfContent;
+  contentOf(el: Element, nodes: Element[], exclude: string, role: WfRole, adapter?: WfAdapter, skip?: Set<Element> | null): WfContent;
   turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): WfContent;
   joinMarkdown(list: Array<string | undefined>): string | undefined;
 }
@@ -292,6 +304,7 @@ interface WfDetectAPI {
   readMounted(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfMountedTurns;
   detect(root: ParentNode, site: WfSite, opts?: { generic?: boolean }): WfFound;
   bothRoles(turns: Array<{ role: string }>): boolean;
+  preferPageData(found: WfFound, dataTurns: Array<unknown>): boolean;
 }
 
 /** content/misses.js */

@@ -31,7 +31,8 @@ GCM_SINK = "wf-gcm.invalid"
 NOISE_HOSTS = frozenset({GAIA_SINK, GCM_SINK})
 
 # Playwright's own --disable-features list (ours replaces it, so it is repeated) plus what keeps
-# Chromium quiet and lets a route-fulfilled https page reach the loopback server.
+# Chromium quiet. Local Network Access and Private Network Access stay as users have them
+# (e2e/test_farm_local_network.py: the service worker reaches the server, a web page cannot).
 DISABLED_FEATURES = [
     "AvoidUnnecessaryBeforeUnloadCheckSync",
     "DestroyProfileOnBrowserClose",
@@ -48,10 +49,6 @@ DISABLED_FEATURES = [
     "PreconnectToSearch",
     "Translate",
     "AutofillServerCommunication",
-    "LocalNetworkAccessChecks",
-    "PrivateNetworkAccessSendPreflights",
-    "PrivateNetworkAccessRespectPreflightResults",
-    "BlockInsecurePrivateNetworkRequests",
     "InterestFeedContentSuggestions",
     "CertificateTransparencyComponentUpdater",
 ]
@@ -305,6 +302,38 @@ class Browser:
             and (str(c.get("origin", "")).startswith(EXTENSION_ORIGIN) or c.get("name") == "Wherefrom")
             for c in found
         )
+
+    async def content_state(self, page: Any) -> dict[str, Any] | None:
+        """The capture runtime's own state in this page (Wherefrom.runtime.state(): the reader that
+        found the turns, the covered share of visible text), read in our extension's isolated
+        world over CDP; None when no capture script runs there."""
+        cdp = await self.context.new_cdp_session(page)
+        found: list[dict[str, Any]] = []
+        cdp.on("Runtime.executionContextCreated", lambda e: found.append(e.get("context", {})))
+        try:
+            await cdp.send("Runtime.enable")
+            await asyncio.sleep(0.1)
+            for c in found:
+                ours = str(c.get("origin", "")).startswith(EXTENSION_ORIGIN) or c.get("name") == "Wherefrom"
+                if c.get("auxData", {}).get("type") != "isolated" or not ours:
+                    continue
+                res = await cdp.send(
+                    "Runtime.evaluate",
+                    {
+                        "expression": "globalThis.Wherefrom && Wherefrom.runtime ? Wherefrom.runtime.state() : null",
+                        "contextId": c["id"],
+                        "returnByValue": True,
+                    },
+                )
+                value = res.get("result", {}).get("value")
+                if isinstance(value, dict):
+                    return value
+            return None
+        finally:
+            try:
+                await cdp.send("Runtime.disable")
+            finally:
+                await cdp.detach()
 
     # ------------------------------------------------------------------ positive controls
     async def positive_controls(

@@ -63,6 +63,10 @@
     /** @type {WeakSet<Node>} */
     this.observed = new WeakSet();
     this.phase = 'starting';
+    /** the maintainers' switch (chrome.storage.local captureMode "generic"): the generic reader only */
+    this.generic = false;
+    /** @type {WfFound | null} the last read of the page */
+    this.lastFound = null;
   }
 
   Runtime.prototype.start = function () {
@@ -170,9 +174,9 @@
    * @returns {WfFound}
    */
   Runtime.prototype.read = function () {
-    var found = X.detect(document, this.site);
+    var found = X.detect(document, this.site, { generic: this.generic });
     var data = ns.pageData && this.site.page_data ? ns.pageData.read(document, this.site) : null;
-    if (data && data.turns.length > found.turns.length) {
+    if (data && ns.detect.preferPageData(found, data.turns)) {
       found = {
         layout: { id: 'page-data:' + data.reader.id, lazy: 'none' },
         turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, id: t.id, streaming: false }; }),
@@ -182,6 +186,7 @@
       found.tried = found.tried.concat('page-data:' + data.reader.id);
     }
     this.tried = found.tried;
+    this.lastFound = found;
     if (!found.turns.length) return found;
     this.layout = found.layout;
     this.source = found.source;
@@ -200,6 +205,16 @@
     if (!this.shouldHaveTurns()) return;
     var turns = this.acc.turns();
     var kind = X.missKind(turns, { source: found.source, empty: found.empty });
+    /** @type {WfCoverage | null} */
+    var cov = null;
+    if (!kind) {
+      // no lost text: the turns hold most of what the conversation region shows
+      cov = ns.coverage.covered(document, this.site, found, turns);
+      var count = ns.coverage.siteCount(document, this.site);
+      if (cov && cov.share < ns.coverage.LOST_TEXT_BELOW) kind = 'lost_text';
+      else if (count && turns.length < count) kind = 'short_of_site_count';
+      else if (this.source === 'generic') kind = 'generic_reader';
+    }
     if (!kind || this.missesSent[kind]) return;
     this.missesSent[kind] = true;
     send(M.SELECTOR_MISS, {
@@ -208,8 +223,11 @@
       layouts: (found.tried || []).slice(0, 20),
       path: X.pathPattern(location.pathname),
       detail: kind === 'no_turns' ? 'no layout matched (' + (found.tried || []).join(', ') + ')'
+        : kind === 'lost_text' ? 'the turns hold ' + Math.round((cov ? cov.share : 0) * 100) + '% of the conversation\'s visible text (layout ' + (found.layout ? found.layout.id : '?') + ')'
+        : kind === 'short_of_site_count' ? turns.length + ' turns captured, the page counts ' + ns.coverage.siteCount(document, this.site)
         : kind === 'missing_role' ? 'turns of one role only (layout ' + (found.layout ? found.layout.id : '?') + ')'
-          : 'a turn with no visible text (layout ' + (found.layout ? found.layout.id : '?') + ')',
+          : kind === 'generic_reader' ? 'read by the generic reader (' + (this.generic ? 'captureMode generic' : 'no registry layout found both sides') + ')'
+            : 'a turn with no visible text (layout ' + (found.layout ? found.layout.id : '?') + ')',
     });
   };
 
@@ -399,10 +417,13 @@
     site: site,
     /** For tests and diagnostics: where the runtime is and what it holds. */
     state: function () {
+      var found = runtime.lastFound;
+      var covered = found && found.turns.length ? ns.coverage.covered(document, runtime.site, found, runtime.acc.turns()) : null;
       return {
         phase: runtime.phase, timer: runtime.timer !== null, collecting: runtime.collecting,
         layout: runtime.layout && runtime.layout.id, source: runtime.source, tried: runtime.tried,
-        turns: runtime.acc.turns(),
+        turns: runtime.acc.turns(), generic: runtime.generic,
+        coverage: covered ? covered.share : null,
       };
     },
     scrollCollect: function () {
@@ -411,9 +432,19 @@
   });
   Object.freeze(ns);
 
-  if (document.readyState === 'loading') {
-    document.addEventListener('DOMContentLoaded', function () { runtime.start(); }, { once: true });
-  } else {
-    runtime.start();
+  function begin() {
+    if (document.readyState === 'loading') {
+      document.addEventListener('DOMContentLoaded', function () { runtime.start(); }, { once: true });
+    } else {
+      runtime.start();
+    }
   }
+  // the maintainers' switch: captureMode "generic" in chrome.storage.local forces the generic
+  // reader (a selector-regression run: what would survive if every registry selector broke)
+  try {
+    chrome.storage.local.get('captureMode').then(function (r) {
+      runtime.generic = !!r && r.captureMode === 'generic';
+      begin();
+    }, begin);
+  } catch (e) { begin(); }
 })();

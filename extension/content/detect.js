@@ -80,7 +80,7 @@
    * The first layout alternative (newest first) that finds turns of both roles, with them; else
    * the generic reader's turns when it finds both roles; else the first alternative that found
    * turns of one role; else the open panels as the page's assistant turns (a page showing only a
-   * report); else no turns. `generic` true forces the generic reader (the maintainers' switch).
+   * report); else the generic reader's turns of one role; else no turns. `generic` true forces the generic reader (the maintainers' switch).
    * `tried` lists every reader looked at; `empty` the turns dropped for having no text.
    * @param {ParentNode} root @param {WfSite} site @param {{generic?: boolean}} [opts] @returns {WfFound}
    */
@@ -110,13 +110,17 @@
       if (turns.length) return found(layout, turns);
       empty = empty.concat(turns.empty || []);
     }
+    /** @type {WfMountedTurns} */
+    var g = [];
     if (ns.generic) {
       tried.push('generic');
-      var g = ns.generic.read(root, site);
-      if (g.length && (bothRoles(g) || !oneSided)) return found(GENERIC, g, 'generic');
+      g = ns.generic.read(root, site);
+      // forced, or the page's own signals name both sides: the generic reader's turns
+      if (bothRoles(g) && (!g.guess || layouts.length === 0)) return found(GENERIC, g, 'generic');
     }
     if (oneSided) return found(oneSided.layout, oneSided.turns);
     var panels = P.readPanels(root, site, []);
+    if (!panels.length && g.length) return found(GENERIC, g, 'generic');
     if (panels.length) {
       tried.push('panels');
       return {
@@ -133,5 +137,14 @@
   /** The generic reader's layout: no site data, nothing to scroll. */
   var GENERIC = Object.freeze({ id: 'generic', lazy: 'none' });
 
-  ns.detect = Object.freeze({ readMounted: readMounted, detect: detect, bothRoles: bothRoles });
+  /**
+   * The page's own data (registry `page_data`) is the whole conversation: it wins over fewer
+   * turns read from the DOM, and over the generic reader's as many.
+   * @param {WfFound} found @param {Array<unknown>} dataTurns @returns {boolean}
+   */
+  function preferPageData(found, dataTurns) {
+    return dataTurns.length > found.turns.length || (found.source === 'generic' && dataTurns.length >= found.turns.length && dataTurns.length > 0);
+  }
+
+  ns.detect = Object.freeze({ readMounted: readMounted, detect: detect, bothRoles: bothRoles, preferPageData: preferPageData });
 })();

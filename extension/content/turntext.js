@@ -19,14 +19,15 @@
    * comparison), `markdown` GFM keeping the structure (absent when content/markdown.js is not
    * loaded). text is '' when nothing is visible. `adapter` (a site's code hook) may rewrite text.
    * @param {Element} el @param {Element[]} nodes @param {string} exclude @param {WfRole} role
-   * @param {WfAdapter} [adapter] @returns {WfContent}
+   * @param {WfAdapter} [adapter] @param {Set<Element> | null} [skip] elements left out too
+   * @returns {WfContent}
    */
-  function contentOf(el, nodes, exclude, role, adapter) {
+  function contentOf(el, nodes, exclude, role, adapter, skip) {
     var md = ns.markdown;
     var before = md ? contentCache.get(el) : null;
     if (before && !(adapter && adapter.text)) {
       // a turn read before: when its text is unchanged, so is its Markdown (no second conversion)
-      var plain = V.normalise(nodes.map(function (n) { return V.visibleText(n, exclude); }).join(' '));
+      var plain = V.normalise(nodes.map(function (n) { return V.visibleText(n, exclude, null, skip); }).join(' '));
       if (plain === before.text) return { text: plain, markdown: before.markdown };
     }
     /** @type {WfSink[]} */
@@ -34,7 +35,7 @@
     var texts = nodes.map(function (n) {
       var sink = md ? md.sink({ root: n, exclude: exclude, role: role }) : null;
       if (sink) sinks.push(sink);
-      return V.visibleText(n, exclude, sink);
+      return V.visibleText(n, exclude, sink, skip);
     });
     var text = adapter && adapter.text ? adapter.text(el, nodes, exclude, V.visibleText) : V.normalise(texts.join(' '));
     /** @type {WfContent} */

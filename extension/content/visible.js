@@ -33,10 +33,12 @@
    *
    * `sink` (optional, content/markdown.js) sees the same walk — every visible text node, <br>,
    * element entered and left, and each skipped media element — so the Markdown built from it
-   * holds exactly what the text holds.
-   * @param {Node} root @param {string} [exclude] @param {WfSink | null} [sink] @returns {string}
+   * holds exactly what the text holds. `skip` (optional) names elements left out as well (the
+   * generic reader's speaker labels, which no selector names).
+   * @param {Node} root @param {string} [exclude] @param {WfSink | null} [sink]
+   * @param {Set<Element> | null} [skip] @returns {string}
    */
-  function visibleText(root, exclude, sink) {
+  function visibleText(root, exclude, sink, skip) {
     /** @type {string[]} */
     var parts = [];
     /** @param {Element} node */
@@ -52,7 +54,7 @@
       if (SKIP_TAGS.test(node.nodeName)) { if (sink && !(exclude && node.matches(exclude))) sink.media(node); return; }
       if (node.nodeName === 'BR') { parts.push(' '); if (sink) sink.br(); return; }
       if (exclude && node.matches(exclude)) return;
-      if (node.hasAttribute('hidden')) return;
+      if (skip && skip.has(node)) return;
       var cs = getComputedStyle(node);
       if (hiddenBox(node, cs)) return;
       var block = !INLINE[cs.display];
