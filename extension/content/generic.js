@@ -162,8 +162,8 @@
     var all = root.querySelectorAll('body, body *');
     for (var i = 0; i < all.length; i++) {
       var el = all[i];
-      if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE) || el.closest(RICH)) continue;
-      var rs = rows(el).filter(function (r) { return !r.matches(RICH) && !r.closest('pre'); });
+      if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
+      var rs = rows(el).filter(function (r) { return /^(div|section|article)$/.test(r.localName) || r.localName.indexOf('-') > 0; });
       if (rs.length < 2) continue;
       var rich = rs.filter(function (r) { return !!r.querySelector(RICH); }).length;
       if (!rich || rich === rs.length && rs.length > 1 && !alignedEnd(rs)) {
@@ -226,16 +226,29 @@
       /** @type {WfRole} */
       var role;
       if (inside.length) role = inside[0].role;
+      else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
       else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
       else if (row.querySelector(RICH)) role = 'assistant';
       else if (endAligned(row)) role = 'user';
       else role = prev === 'user' ? 'assistant' : 'user';
       prev = role;
-      var c = ns.turnText.contentOf(row, [row], exclude, role, undefined, labels);
+      var c = ns.turnText.contentOf(row, textRoots(row, inside), exclude, role, undefined, labels);
       if (!c.text) return;
       out.push({ el: row, role: role, text: c.text, markdown: c.markdown, id: null, streaming: false });
     });
     return out;
+  }
+
+  /**
+   * Where a row's message is: the row when it is (or is inside) an element that names its side;
+   * else the outermost such elements inside it (a message beside its avatar, time stamp or run
+   * time); else the whole row. Speaker labels name a side but hold no message.
+   * @param {Element} row @param {Array<{el: Element, label: boolean}>} inside @returns {Element[]}
+   */
+  function textRoots(row, inside) {
+    var named = inside.filter(function (s) { return !s.label; });
+    if (!named.length || named.some(function (s) { return s.el === row || s.el.contains(row); })) return [row];
+    return ns.dom.outermost(named.map(function (s) { return s.el; }));
   }
 
   /** The conversation region of turns read from the DOM: their nearest common container. */
