@@ -181,3 +181,9 @@ def load_real_dom(expected_path: Path) -> tuple[dict[str, Any], str, str]:
         else ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>" + fragment + "</body></html>")
     )
     return expected, html, html_path.stem
+
+
+def real_dom_cases() -> list[Any]:
+    if not REAL_DOM.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{REAL_DOM} not present"))]
+    return [pytest.param(p, id=p.name[: -len(".expected.json")]) for p in sorted(REAL_DOM.glob("*.expected.json"))]

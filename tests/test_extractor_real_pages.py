@@ -17,25 +17,19 @@ from e2e.harness import real_pages
 from e2e.sites import Fixture, collapse
 from tests.extractor_kit import (
     MISS_FIXTURES,
-    REAL_DOM,
     SITES,
     capture,
     diff,
     inject,
     load_real_dom,
     new_page,
+    real_dom_cases,
 )
 from tests.extractor_kit import chromium as chromium  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # ----------------------------------------------------------------------------- real saved DOMs
-
-
-def real_dom_cases() -> list[Any]:
-    if not REAL_DOM.is_dir():
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{REAL_DOM} not present"))]
-    return [pytest.param(p, id=p.name[: -len(".expected.json")]) for p in sorted(REAL_DOM.glob("*.expected.json"))]
 
 
 @pytest.mark.parametrize("expected_path", real_dom_cases())
