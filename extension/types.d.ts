@@ -358,6 +358,7 @@ interface WfAccumulator {
 interface WfPageTurn {
   role: WfRole;
   text: string;
+  markdown?: string;
   id: string | null;
 }
 

@@ -179,7 +179,7 @@
     if (data && ns.detect.preferPageData(found, data.turns)) {
       found = {
         layout: { id: 'page-data:' + data.reader.id, lazy: 'none' },
-        turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, id: t.id, streaming: false }; }),
+        turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, markdown: t.markdown, id: t.id, streaming: false }; }),
         tried: found.tried.concat('page-data:' + data.reader.id), empty: [], source: 'page-data',
       };
     } else if (data) {
