@@ -75,7 +75,9 @@ async def test_markdown_blocks(chromium: Any, expected_path: Path) -> None:
     expected["_html"] = html
     turns = await captured_turns(chromium, expected)
     if not turns:
-        pytest.skip(f"{name}: the extractor captures no turns on this page (tests/test_extractor.py::test_real_dom)")
+        pytest.skip(
+            f"{name}: the extractor captures no turns on this page (tests/test_extractor_real_pages.py::test_real_dom)"
+        )
     assert all(isinstance(t.get("markdown"), str) and t["markdown"] for t in turns), f"{name}: a turn without markdown"
     result = score(expected["turns"], turns)
     print(f"\n{name}: {json.dumps(result['blocks'])} ({result['found']}/{result['total']})")

@@ -1,6 +1,6 @@
 """The real-page gate: one comparison of a capture with a saved real page's transcript.
 
-Used by tests/test_extractor.py (content scripts injected into a page) and
+Used by tests/test_extractor_real_pages.py (content scripts injected into a page) and
 e2e/test_farm_real_pages.py (the extension in Chromium, read back from the server). A page whose
 host the registry claims must be captured exactly: same turn count, roles, order and
 whitespace-collapsed text. A transcript's notes may allow a second reading of a turn; such
