@@ -25,6 +25,7 @@
 
   var DEBOUNCE_MS = 250;     // first read after a burst of mutations
   var QUIET_MS = 1500;       // no mutation for this long = text is stable (no done signal needed)
+  var DONE_MS = 30;          // after the done signal: the last mutations of the same frame, then read
 
   var site = X.siteFor(location.href);
 
@@ -133,10 +134,12 @@
   Runtime.prototype.onMutation = function (records) {
     this.lastMutation = Date.now();
     if (this.collecting) return;
-    // the reply's done signal: read soon, not at the end of the "still growing" wait
-    if (this.timer !== null && this.timerAt - Date.now() > DEBOUNCE_MS && this.streamEnded(records)) {
-      clearTimeout(this.timer);
+    // the reply's done signal: read at once (DONE_MS), not after a debounce or the "still growing" wait
+    if ((this.timer === null || this.timerAt - Date.now() > DONE_MS) && this.streamEnded(records)) {
+      if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
+      this.schedule(DONE_MS);
+      return;
     }
     if (this.timer === null) this.schedule(DEBOUNCE_MS);
   };

@@ -165,7 +165,7 @@
       if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
       var rs = rows(el).filter(function (r) { return /^(div|section|article)$/.test(r.localName) || r.localName.indexOf('-') > 0; });
       if (rs.length < 2) continue;
-      var rich = rs.filter(function (r) { return !!r.querySelector(RICH); }).length;
+      var rich = rs.filter(richText).length;
       if (!rich || rich === rs.length && rs.length > 1 && !alignedEnd(rs)) {
         if (rich === 0) continue;  // no answer body among the rows
       }
@@ -178,6 +178,13 @@
 
   /** @param {Element[]} rs */
   function alignedEnd(rs) { return rs.some(endAligned); }
+
+  /** An answer's body: lists, code, tables, headings, quotes, or several paragraphs (a prompt is plain). */
+  /** @param {Element} row */
+  function richText(row) {
+    return !!row.querySelector('ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]') ||
+      row.querySelectorAll('p').length >= 2;
+  }
 
   /** Is a row's bubble pushed to the end of the line (a sent message)? */
   /** @param {Element} row */
@@ -228,7 +235,7 @@
       if (inside.length) role = inside[0].role;
       else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
       else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
-      else if (row.querySelector(RICH)) role = 'assistant';
+      else if (richText(row)) role = 'assistant';
       else if (endAligned(row)) role = 'user';
       else role = prev === 'user' ? 'assistant' : 'user';
       prev = role;
