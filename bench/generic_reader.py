@@ -39,9 +39,10 @@ READ = """([generic]) => {
   if (data && ns.detect.preferPageData(found, data.turns)) {
     found = {layout: {id: 'page-data:' + data.reader.id}, turns: data.turns, tried: [], empty: [], source: 'page-data'};
   }
-  const cov = ns.coverage ? ns.coverage.covered(document, site, found, found.turns) : null;
+  const cov = ns.coverage.covered(document, site, found, found.turns);
+  const miss = ns.coverage.settledMiss(document, site, found, found.turns, {generic});
   return {reader: found.layout && found.layout.id, turns: found.turns.map(t => [t.role, t.text]),
-          share: cov && cov.share, kind: X.missKind(found.turns, found)};
+          share: cov && cov.share, kind: miss && miss.kind};
 }"""
 
 
@@ -124,7 +125,11 @@ async def main() -> int:
             "exact": sum(r["exact"] for r in mine),
             "silent_partial": sum(1 for r in mine if not r["exact"] and not r["miss"]),
         }
-        print(f"{mode}: {summary[mode]['exact']}/{len(mine)} exact; silent partials {summary[mode]['silent_partial']}")
+        s = summary[mode]
+        print(
+            f"{mode}: {s['exact']}/{len(mine)} exact; silent partials {s['silent_partial']}; "
+            f"wrong with only the generic_reader note {s['noted_only']}"
+        )
     write(Path(args.json), {"summary": summary, "pages": rows})
     return 0
 

@@ -317,6 +317,8 @@ interface WfMissesAPI {
 interface WfCoverageAPI {
   covered(root: ParentNode, site: WfSite, found: WfFound, turns: Array<{ text: string }>): WfCoverage | null;
   siteCount(root: ParentNode, site: WfSite): number | null;
+  settledMiss(root: ParentNode, site: WfSite, found: WfFound, turns: Array<{ role: string; text: string }>,
+    opts?: { generic?: boolean }): { kind: string; detail: string } | null;
   LOST_TEXT_BELOW: number;
 }
 

@@ -207,17 +207,8 @@
   Runtime.prototype.checkSettled = function (found) {
     if (!this.shouldHaveTurns()) return;
     var turns = this.acc.turns();
-    var kind = X.missKind(turns, { source: found.source, empty: found.empty });
-    /** @type {WfCoverage | null} */
-    var cov = null;
-    if (!kind) {
-      // no lost text: the turns hold most of what the conversation region shows
-      cov = ns.coverage.covered(document, this.site, found, turns);
-      var count = ns.coverage.siteCount(document, this.site);
-      if (cov && cov.share < ns.coverage.LOST_TEXT_BELOW) kind = 'lost_text';
-      else if (count && turns.length < count) kind = 'short_of_site_count';
-      else if (this.source === 'generic') kind = 'generic_reader';
-    }
+    var miss = ns.coverage.settledMiss(document, this.site, found, turns, { generic: this.generic });
+    var kind = miss && miss.kind;
     if (!kind || this.missesSent[kind]) return;
     this.missesSent[kind] = true;
     send(M.SELECTOR_MISS, {
@@ -225,12 +216,7 @@
       kind: kind,
       layouts: (found.tried || []).slice(0, 20),
       path: X.pathPattern(location.pathname),
-      detail: kind === 'no_turns' ? 'no layout matched (' + (found.tried || []).join(', ') + ')'
-        : kind === 'lost_text' ? 'the turns hold ' + Math.round((cov ? cov.share : 0) * 100) + '% of the conversation\'s visible text (layout ' + (found.layout ? found.layout.id : '?') + ')'
-        : kind === 'short_of_site_count' ? turns.length + ' turns captured, the page counts ' + ns.coverage.siteCount(document, this.site)
-        : kind === 'missing_role' ? 'turns of one role only (layout ' + (found.layout ? found.layout.id : '?') + ')'
-          : kind === 'generic_reader' ? 'read by the generic reader (' + (this.generic ? 'captureMode generic' : 'no registry layout found both sides') + ')'
-            : 'a turn with no visible text (layout ' + (found.layout ? found.layout.id : '?') + ')',
+      detail: /** @type {{kind: string, detail: string}} */ (miss).detail,
     });
   };
 

@@ -59,5 +59,33 @@
     return best || null;
   }
 
-  ns.coverage = Object.freeze({ covered: covered, siteCount: siteCount, LOST_TEXT_BELOW: LOST_TEXT_BELOW });
+  /**
+   * The one miss a settled capture records, with its detail (never page text), or null: the
+   * miss kinds of misses.js first, then lost_text, short_of_site_count, and generic_reader (the
+   * turns were read by the generic reader: Activity shows it).
+   * @param {ParentNode} root @param {WfSite} site @param {WfFound} found
+   * @param {Array<{role: string, text: string}>} turns @param {{generic?: boolean}} [opts]
+   * @returns {{kind: string, detail: string} | null}
+   */
+  function settledMiss(root, site, found, turns, opts) {
+    var layout = found.layout ? found.layout.id : '?';
+    var kind = ns.misses.missKind(turns, { source: found.source, empty: found.empty });
+    if (kind === 'no_turns') return { kind: kind, detail: 'no layout matched (' + (found.tried || []).join(', ') + ')' };
+    if (kind === 'missing_role') return { kind: kind, detail: 'turns of one role only (layout ' + layout + ')' };
+    if (kind) return { kind: kind, detail: 'a turn with no visible text (layout ' + layout + ')' };
+    var cov = covered(root, site, found, turns);
+    if (cov && cov.share < LOST_TEXT_BELOW) {
+      return { kind: 'lost_text', detail: 'the turns hold ' + Math.round(cov.share * 100) + '% of the conversation\'s visible text (layout ' + layout + ')' };
+    }
+    var count = siteCount(root, site);
+    if (count && turns.length < count) {
+      return { kind: 'short_of_site_count', detail: turns.length + ' turns captured, the page counts ' + count };
+    }
+    if (found.source === 'generic') {
+      return { kind: 'generic_reader', detail: 'read by the generic reader (' + (opts && opts.generic ? 'captureMode generic' : 'no registry layout found both sides') + ')' };
+    }
+    return null;
+  }
+
+  ns.coverage = Object.freeze({ covered: covered, siteCount: siteCount, settledMiss: settledMiss, LOST_TEXT_BELOW: LOST_TEXT_BELOW });
 })();
