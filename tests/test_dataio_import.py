@@ -104,35 +104,41 @@ def claude_sample() -> list[dict[str, Any]]:
 @needs_chatgpt
 def test_the_real_chatgpt_export_reads_as_its_readme_counts() -> None:
     parsed = chats.read_file(CHATGPT)
-    turns = [t for c in parsed.conversations for t in c["turns"]]
+    turns = [t for c in parsed.conversations for t in c["turns"] if t["shown"]]
     assert len(parsed.conversations) == 192
-    assert len(turns) == 1326
+    # the file holds 1,560 messages: 1,298 turns shown, 2 other versions of a turn, 260 skipped
+    assert len(turns) == 1298
+    assert parsed.messages == 1300 and parsed.other_versions == 2
+    assert parsed.messages + sum(parsed.skipped.values()) == 1560
     assert sum(t["role"] == "user" for t in turns) == 645
-    assert sum(t["role"] == "assistant" for t in turns) == 681
+    assert sum(t["role"] == "assistant" for t in turns) == 653
     days = {dt.datetime.fromtimestamp(t["valid_at"], dt.UTC).date() for t in turns}
     assert (len(days), min(days), max(days)) == (56, dt.date(2023, 3, 28), dt.date(2023, 6, 9))
-    # code is kept as a fenced block; system and tool messages are counted by type
-    by_id = {t["native_id"]: t for t in turns}
-    code = by_id["443ee693-8ed4-4da4-b40c-393c16caba16"]["text"]
-    assert code.startswith("```\n# This page contains information on how orders are processed") and code.endswith(
-        "\n```"
-    )
-    assert "\r" not in code
+    by_id = {t["native_id"]: t for c in parsed.conversations for t in c["turns"]}
+    # the model's browsing calls (`code` to the browser) are tool calls, not assistant prose
+    assert "443ee693-8ed4-4da4-b40c-393c16caba16" not in by_id
+    assert not any(t["text"].lstrip("`\n").startswith(("open_url(", "search(", "quote(")) for t in by_id.values())
+    assert parsed.skipped["tool call (browser)"] == 29
+    assert parsed.skipped["tool call (show_me.get_MermaidRoute)"] == 1
+    # system and tool messages are counted by type, on every branch
     assert parsed.skipped["system message (text)"] == 192
-    assert parsed.skipped["tool message (tether_browsing_display)"] == 19
-    assert parsed.skipped["tool message (tether_quote)"] == 11
+    assert parsed.skipped["tool message (tether_browsing_display)"] == 20
+    assert parsed.skipped["tool message (tether_quote)"] == 14
     assert parsed.skipped["tool message (system_error)"] == 2
+    # untitled chats ("New chat") take their first question as title, cut by the cap rule
+    assert not any(c["title"] == "New chat" for c in parsed.conversations)
+    assert all(len(c["title"]) <= chats.TITLE_FROM_QUESTION_CHARS for c in parsed.conversations if c["title"])
 
 
 @needs_chatgpt
 async def test_import_the_real_export_with_its_own_dates_then_again_adds_nothing(api: Api, settings: Settings) -> None:
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
-    assert "192 new" in out and "1326 added" in out, out
+    assert "192 new" in out and "1298 added" in out and "2 other versions kept" in out, out
     rows = await api.store.fetchall(
         "SELECT valid_at, granularity, created_at, native_id FROM facts WHERE kind = 'turn'"
     )
-    assert len(rows) == 1326
+    assert len(rows) == 1300
     newest = max(r["valid_at"] for r in rows)
     assert newest < dt.datetime(2023, 6, 10, tzinfo=dt.UTC).timestamp()  # never the import time
     assert all(r["granularity"] == "instant" and r["native_id"] for r in rows)
@@ -147,7 +153,7 @@ async def test_import_the_real_export_with_its_own_dates_then_again_adds_nothing
     before = await counts(api)
     code, out, err = await wherefrom(settings, "import-chats", str(CHATGPT))
     assert code == 0, err
-    assert "0 added" in out and "1326 already there" in out, out
+    assert "0 added" in out and "1300 already there" in out, out
     after = await counts(api)
     assert after == {**before, "activity": before["activity"] + 1}  # a second import, its own row
 
@@ -283,11 +289,10 @@ async def test_the_import_route_refuses_bad_batches_and_writes_nothing(api: Api)
 async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conversations_in_order(
     api: Api, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import argparse
     import io
 
-    from server.dataio import cli_import
-    from server.dataio.client import Client, Progress
+    from server.commands import import_chats
+    from server.commands.client import Client, Progress
 
     convs = [
         {
@@ -307,13 +312,13 @@ async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conv
         for n in range(30)
     ]
     parsed = chats.parse(convs)
-    monkeypatch.setattr(cli_import, "BATCH_CONVERSATIONS", 7)
-    monkeypatch.setattr(cli_import, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
-    assert len(list(cli_import.batches(parsed))) > 10
-    client = Client(argparse.Namespace(data_dir=settings.data_dir, port=settings.port))
+    monkeypatch.setattr(import_chats, "BATCH_CONVERSATIONS", 7)
+    monkeypatch.setattr(import_chats, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
+    assert len(list(import_chats.batches(parsed))) > 10
+    client = Client(settings.port, settings.data_dir, timeout=import_chats.TIMEOUT)
     stream = io.StringIO()
     monkeypatch.setattr(Progress, "__init__", _progress_into(Progress.__init__, stream))
-    totals = await asyncio.to_thread(cli_import.run, client, parsed)
+    totals = await asyncio.to_thread(import_chats.run, client, parsed)
     assert totals["turns.added"] == 120 + 29 * 3 and totals["conversations.new"] == 30
     _, activity = await api.get("/api/activity", params={"limit": 500})
     rows = [r for r in activity["activity"] if r["kind"] == "import"]
@@ -333,7 +338,7 @@ def _progress_into(init: Any, stream: Any) -> Any:
 def test_the_progress_bar_is_drawn_on_a_terminal() -> None:
     import io
 
-    from server.dataio.client import Progress
+    from server.commands.client import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -354,4 +359,4 @@ async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Setting
     sample = tmp_path / "conversations.json"
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, out, err = await wherefrom(settings, "import-chats", str(sample))
-    assert code == 1 and "server unreachable" in err, err
+    assert code == 1 and "not reachable at http://127.0.0.1:" in err, err

@@ -146,8 +146,11 @@ async def test_each_tool_answers_what_was_stored_with_provenance(server: ServerP
 
         error, text = await call(session, "get_conversation", url="https://claude.ai/chat/4f1c")
         assert not error
-        user, assistant = text.index("## User\n\nWhy do my tomato leaves"), text.index("## Assistant\n\nEarly blight")
-        assert user < assistant and "https://claude.ai/chat/4f1c" in text
+        user = re.search(r"^## User · \d{4}-\d\d-\d\dT[\d:]+Z\n\nWhy do my tomato leaves", text, re.M)
+        assistant = re.search(r"^## Assistant · \d{4}-\d\d-\d\dT[\d:]+Z\n\nEarly blight", text, re.M)
+        assert user and assistant and user.start() < assistant.start(), text
+        assert 'source: "https://claude.ai/chat/4f1c"' in text and 'site: "claude"' in text
+        assert re.search(r'^title: ".+"$', text, re.M) and re.search(r'^updated: "\d{4}-', text, re.M)
 
         error, text = await call(session, "get_document", id=ids["document"])
         assert not error and text.startswith("# Growing tomatoes\n")
@@ -188,8 +191,31 @@ async def test_long_answers_are_cut_by_the_cap_rule_and_say_so(server: ServerPro
     said = re.search(r"\n\n\[cut: showing the first ([\d,]+) of ([\d,]+) characters\]$", text)
     assert said, text[-200:]
     shown, total = (int(g.replace(",", "")) for g in said.groups())
-    assert text[:shown].rstrip().endswith("Quince") and total > len(body)
+    assert "Quince".startswith(text[:shown].rstrip().split()[-1]) and total > len(body)
     assert "the end" not in text and "Quince Quince" in text
+
+
+async def test_a_long_conversation_comes_in_pages_that_say_how_to_continue(server: ServerProcess) -> None:
+    """Never cut at 20,000 characters: each page is whole turns, and says where the next starts."""
+    turns = [
+        {"role": "user" if k % 2 == 0 else "assistant", "text": f"turn {k:03d} " + "fig " * 400} for k in range(60)
+    ]
+    url = "https://chatgpt.com/c/long-chat"
+    store(server, "/api/captures", {"url": url, "title": "Figs", "site": "chatgpt", "turns": turns}, expect=200)
+    seen: list[int] = []
+    start = 0
+    async with agent(server.port, server.data_dir) as session:
+        for _ in range(20):
+            error, text = await call(session, "get_conversation", url=url, start=start)
+            assert not error and len(text) <= ANSWER_CHARS + 300, len(text)
+            assert 'title: "Figs"' in text and 'site: "chatgpt"' in text and f'source: "{url}"' in text
+            seen += [int(n) for n in re.findall(r"^turn (\d{3}) ", text, re.M)]
+            more = re.search(r"and start=(\d+) for the rest\]$", text.rstrip())
+            if more is None:
+                break
+            start = int(more.group(1))
+    assert seen == list(range(60))  # every turn once, in order, over several pages
+    assert start > 0
 
 
 async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) -> None:
@@ -271,7 +297,7 @@ async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(
     (empty / "token").write_text("not-the-token")
     async with agent(server.port, empty) as session:
         error, text = await call(session, "page_memory", url="https://example.com/")
-    assert error and "did not accept the token" in text
+    assert error and "did not prove it holds the token" in text and "the token was not sent" in text
     async with agent(server.port, server.data_dir) as session:  # control: the right data dir works
         error, text = await call(session, "search_memory", query="anything")
     assert not error and "No stored item matches" in text

@@ -255,21 +255,26 @@ async def test_a_turn_with_a_native_id_is_updated_only_by_the_same_id(api: Api) 
 async def test_only_the_last_reply_grows_in_place(api: Api) -> None:
     turns = [("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2 partial")]
     await api.post("/api/captures", capture(turns))
-    # an earlier turn "growing" is a different turn: appended, the stored one kept
+    # an earlier turn "growing" is not a reply still streaming: another version of that turn
+    # (shown in its place), the stored one kept as version 1
     status, body = await api.post(
         "/api/captures",
         capture([("user", "q1"), ("assistant", "a1 but different"), ("user", "q2"), ("assistant", "a2 partial")]),
     )
-    assert (body["added"], body["updated"]) == (1, 0), body
+    assert (body["added"], body["updated"], body["versions"]) == (0, 0, 1), body
     texts = [t["text"] for t in await stored_turns(api)]
-    assert texts[:4] == ["q1", "a1", "q2", "a2 partial"]
+    assert texts == ["q1", "a1 but different", "q2", "a2 partial"]
+    _, conv = await api.get("/api/conversations", params={"url": CHAT, "versions": "true"})
+    second = conv["turns"][1]
+    assert (second["version"], second["versions"]) == (2, 2)
+    assert [o["text"] for o in second["others"]] == ["a1"]
     # positive control, on another page: the last reply growing is one update
     other = "https://chatgpt.com/c/positive-control"
     await api.post("/api/captures", {**capture(turns), "url": other})
     status, body = await api.post(
         "/api/captures", {**capture([*turns[:3], ("assistant", "a2 partial, now whole")]), "url": other}
     )
-    assert (body["added"], body["updated"]) == (0, 1), body
+    assert (body["added"], body["updated"], body["versions"]) == (0, 1, 0), body
     assert [t["text"] for t in await stored_turns(api, other)] == ["q1", "a1", "q2", "a2 partial, now whole"]
 
 
@@ -292,7 +297,7 @@ def test_plan_grows_the_last_turn_only() -> None:
         stored,
         [Incoming("user", "q"), Incoming("assistant", "a!"), Incoming("user", "q2"), Incoming("assistant", "bb")],
     )
-    assert [(o.action, o.stored_id) for o in ops] == [("unchanged", 1), ("add", None), ("unchanged", 3), ("update", 4)]
+    assert [(o.action, o.stored_id) for o in ops] == [("unchanged", 1), ("version", 2), ("unchanged", 3), ("update", 4)]
 
 
 class CountingText(str):

@@ -67,7 +67,7 @@ async def test_four_tiers(api: Api) -> None:
         for fact in tiers[tier]:
             assert fact["kind"] in ("note", "clip", "turn")
             assert set(fact) >= {"source_url", "source_host", "source_ref", "kind", "age", "text"}
-            assert set(fact["age"]) == {"label", "granularity"}
+            assert set(fact["age"]) == {"label", "granularity", "at"}
 
 
 async def test_a_long_document_appears_once_and_never_as_chunks_in_fact_tiers(api: Api) -> None:

@@ -5,6 +5,7 @@ server cannot be reached."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import sys
 from pathlib import Path
@@ -89,6 +90,9 @@ async def test_search_json_and_limit(api: Api, settings: Settings) -> None:
         (r["source_url"], r["source_host"], r["kind"], r["title"]) for r in panel["results"]
     ]
     assert all(r["age"] == "just now" and r["snippet"] for r in got["results"])
+    # an ISO date beside the age label, for scripts
+    for r in got["results"]:
+        assert dt.datetime.fromisoformat(r["date"].replace("Z", "+00:00")).year >= 2024, r
 
 
 async def test_a_sentence_finds_what_one_word_does(api: Api, settings: Settings) -> None:

@@ -2,7 +2,7 @@
 (Claude Desktop / Claude Code, Cursor, any MCP client).
 
 It holds no data and no rules of its own: every tool is one request to the RUNNING Wherefrom
-server (server.localclient, with the token), so the server's governance and visibility rule
+server (server.commands.client, with the token), so the server's governance and visibility rule
 decide what an agent may read or write, exactly as for the side panel. Answers carry provenance
 (server.resultformat) and are cut by the one cap rule, saying so. Read-only unless started with
 --allow-writes, which adds `add_note`.
@@ -18,8 +18,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from server.localclient import LocalClient, ServerUnavailable, error_message
-from server.resultformat import cut, item_line, results_text
+from server.commands.client import Client, ServerUnavailable, error_message
+from server.resultformat import ANSWER_CHARS, cut, item_line, results_text
 
 NAME = "wherefrom"
 INSTRUCTIONS = (
@@ -56,7 +56,7 @@ class ToolFailed(Exception):
 class Tools:
     """The tools, each one request to the running server."""
 
-    def __init__(self, client: LocalClient) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     def _get(self, path: str, **query: Any) -> Any:
@@ -92,21 +92,27 @@ class Tools:
             lines.append("Nothing is remembered about this page or its site.")
         return cut("\n".join(lines))
 
-    def get_conversation(self, url: str) -> str:
-        body = self._get("/api/conversations", url=url)
-        turns: list[dict[str, Any]] = body.get("turns", [])
-        if not turns:
+    def get_conversation(self, url: str, start: int = 0) -> str:
+        """The server's one conversation renderer (title, site, url, dates, each turn's role,
+        date and Markdown, which version is shown), one page of it from turn `start`; a long
+        chat ends with how to continue, never cut silently."""
+        try:
+            status, body = self.client.get("/api/conversations/markdown", url=url, start=start, max_chars=ANSWER_CHARS)
+        except ServerUnavailable as err:
+            raise ToolFailed(str(err)) from None
+        if status == 404:
             return f"No captured conversation is stored for {url}."
-        lines = [
-            f"# Conversation at {body.get('url', url)}",
-            "",
-            f"url: {body.get('url', url)}",
-            f"turns: {len(turns)}",
-            "",
-        ]
-        for turn in turns:
-            lines += [f"## {str(turn.get('role', '')).capitalize()}", "", str(turn.get("text", "")), ""]
-        return cut("\n".join(lines).rstrip() + "\n")
+        if status != 200:
+            raise ToolFailed(error_message(status, body))
+        text = str(body.get("markdown", ""))
+        if body.get("next") is not None:
+            text += (
+                f"\n[page: turns {start + 1}-{body['next']} of {body['turns']}; call get_conversation with "
+                f"url={body.get('url', url)!r} and start={body['next']} for the rest]\n"
+            )
+        elif start:
+            text += f"\n[page: turns {start + 1}-{body['turns']} of {body['turns']}; the end]\n"
+        return text
 
     def get_document(self, id: int) -> str:  # noqa: A002 - the tool's argument is called id
         body = self._get(f"/api/library/{int(id)}")
@@ -117,7 +123,7 @@ class Tools:
             f"url: {doc.get('source_url', '')}",
             f"site: {doc.get('source_host', '')}",
             f"kind: document (id {doc.get('id')})",
-            f"saved: {(doc.get('age') or {}).get('label', '')}",
+            f"saved: {(doc.get('age') or {}).get('label', '')} ({(doc.get('age') or {}).get('at', '')})",
         ]
         for key in ("author", "published", "sitename", "language"):
             if doc.get(key):
@@ -126,7 +132,7 @@ class Tools:
 
     def add_note(self, url: str, text: str) -> str:
         try:
-            status, body = self.client.post("/api/notes", {"url": url, "text": text})
+            status, body = self.client.post("/api/notes", {"url": url, "text": text, "via": "mcp"})
         except ServerUnavailable as err:
             raise ToolFailed(str(err)) from None
         if status != 201:
@@ -134,7 +140,7 @@ class Tools:
         return f"Kept the note (id {body.get('id')}) about {url}."
 
 
-def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
+def build_server(client: Client, *, allow_writes: bool) -> Any:
     """The MCP server with its tools (add_note only when `allow_writes`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -181,10 +187,13 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
                 min_length=1, max_length=4096, description="the chat page's URL, as search_memory gives it for a turn"
             ),
         ],
+        start: Annotated[
+            int, Field(ge=0, le=1_000_000, description="the turn to start from (0: the beginning), for the next page")
+        ] = 0,
     ) -> str:
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(run, tools.get_conversation, url)
+        return await anyio.to_thread.run_sync(run, tools.get_conversation, url, start)
 
     async def get_document(
         id: Annotated[int, Field(ge=1, description="the document id, as search_memory shows it (`id N`)")],  # noqa: A002
@@ -228,8 +237,11 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
         annotations=read_only,
         structured_output=False,
         description=(
-            "The whole captured AI-chat conversation at a chat page URL (e.g. a claude.ai or chatgpt.com "
-            "URL from a search_memory turn), in order, as Markdown with the role of each turn."
+            "The captured AI-chat conversation at a chat page URL (e.g. a claude.ai or chatgpt.com "
+            "URL from a search_memory turn) as Markdown: front matter with title, site, url and ISO dates, "
+            "then each turn in order with its role, ISO date and Markdown (and 'version 2 of 3' where the "
+            "person regenerated or edited it). A long chat comes in pages: the answer ends with the "
+            "`start` to pass for the next page."
         ),
     )
     server.add_tool(
@@ -257,7 +269,7 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wherefrom mcp: %(message)s")
-    client = LocalClient(args.port, args.data_dir)
+    client = Client.from_args(args)
     try:
         status, _body = client.get("/api/health")
     except ServerUnavailable as err:

@@ -19,14 +19,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from server.commands.client import Client, CommandError, Progress, fail
 from server.dataio.chats import ExportFormatError, Parsed, read_file
-from server.dataio.client import Client, CliError, Progress
 
 BATCH_BYTES = 3 * 1024 * 1024  # half the route's body limit, with room for JSON escapes
 BATCH_CONVERSATIONS = 200
+TIMEOUT = 120.0  # one batch of BATCH_BYTES through the server's writer
 
 
-def add_command(sub: Any, common: Any) -> None:
+def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("import-chats", help="import a ChatGPT or Claude data export (or a Wherefrom JSON export)")
     common(p)
     p.add_argument("file", type=Path, metavar="FILE", help="conversations.json, the export's .zip, or wherefrom.json")
@@ -37,14 +38,13 @@ def cmd_import_chats(args: argparse.Namespace) -> int:
     try:
         parsed = read_file(args.file)
     except ExportFormatError as err:
-        print(f"wherefrom import-chats: {args.file}: {err}; nothing was imported", file=sys.stderr)
-        return 1
+        return fail("import-chats", f"{args.file}: {err}; nothing was imported")
     try:
-        totals = run(Client(args), parsed)
-    except CliError as err:
-        print(f"wherefrom import-chats: {err}", file=sys.stderr)
+        totals = run(Client.from_args(args, timeout=TIMEOUT), parsed)
+    except CommandError as err:
+        code = fail("import-chats", err)
         print("  what was sent before this is stored; run the same command again to finish", file=sys.stderr)
-        return 1
+        return code
     print(summary(parsed, totals))
     return 0
 
@@ -127,10 +127,13 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
 def summary(parsed: Parsed, t: collections.Counter[str]) -> str:
     lines = [
         f"imported from {parsed.source}: {len(parsed.conversations)} conversations, "
-        f"{parsed.messages} messages in the file",
+        f"{parsed.messages + sum(parsed.skipped.values())} messages in the file: "
+        f"{parsed.messages - parsed.other_versions} shown, {parsed.other_versions} other versions of a turn, "
+        f"{sum(parsed.skipped.values())} skipped",
         f"  conversations: {t['conversations.new']} new, {t['conversations.updated']} with new messages, "
         f"{t['conversations.unchanged']} unchanged",
-        f"  messages: {t['turns.added']} added, {t['turns.updated']} updated, {t['turns.unchanged']} already there",
+        f"  messages: {t['turns.added']} added, {t['turns.versions']} other versions kept, "
+        f"{t['turns.updated']} updated, {t['turns.unchanged']} already there",
     ]
     if parsed.facts or parsed.documents:
         lines.append(f"  notes and clips: {t['facts.added']} added, {t['facts.unchanged']} already there")

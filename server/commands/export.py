@@ -1,4 +1,4 @@
-"""`wherefrom export DIR [--format markdown|json] [--site HOST] [--since DAY] [--include-off]`.
+"""`wherefrom export DIR [--format markdown|json] [--site SITE] [--since DAY] [--include-off]`.
 
 Reads everything visible from the RUNNING server (GET /api/export, page by page: forgotten
 items never leave; items of `off` sites only with --include-off) and writes
@@ -6,7 +6,9 @@ items never leave; items of `off` sites only with --include-off) and writes
              `wherefrom import-chats DIR/wherefrom.json` reads back;
   markdown:  DIR/conversations/<site>/…md, DIR/notes/<host>/…md (a page's notes and clips),
              DIR/library/<host>/…md, names by server.dataio.slugs (stable across runs).
-A file whose content did not change is not rewritten. Progress on stderr, a summary on stdout.
+A file whose content did not change is not rewritten; one the person edited is never overwritten
+(server.dataio.exportdir: the new version goes beside it, and the summary says so).
+Progress on stderr, a summary on stdout.
 """
 
 from __future__ import annotations
@@ -14,23 +16,31 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime as dt
+import io
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from server.dataio import markdown, schema
-from server.dataio.client import Client, CliError, Progress
+from server.commands.client import Client, CommandError, Progress, fail
+from server.dataio import exportdir, markdown, schema
+from server.render import conversation as render_conversation
+
+TIMEOUT = 120.0  # one page of the export
 
 
-def add_command(sub: Any, common: Any) -> None:
+def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("export", help="write everything visible to DIR as Markdown or JSON")
     common(p)
     p.add_argument("dir", type=Path, metavar="DIR")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    p.add_argument("--site", default=None, metavar="HOST", help="only this host and its subdomains")
+    p.add_argument(
+        "--site",
+        default=None,
+        metavar="SITE",
+        help="only this site: a host (and its subdomains) or a chat site id (chatgpt)",
+    )
     p.add_argument("--since", default=None, metavar="DAY", help="only items dated from this day (YYYY-MM-DD)")
     p.add_argument("--include-off", action="store_true", help="also items of sites that are off (never forgotten ones)")
     p.set_defaults(func=cmd_export)
@@ -70,17 +80,14 @@ LABELS = {"conversations": "conversations", "facts": "notes and clips", "documen
 def cmd_export(args: argparse.Namespace) -> int:
     try:
         if args.since is not None and not _is_day(args.since):
-            raise CliError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
-        client = Client(args)
+            raise CommandError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
+        client = Client.from_args(args, timeout=TIMEOUT)
         client.call("GET", "/api/health")
-        args.dir.mkdir(parents=True, exist_ok=True)
         counts, written, left_out = (export_json if args.format == "json" else export_markdown)(client, args)
-    except CliError as err:
-        print(f"wherefrom export: {err}", file=sys.stderr)
-        return 1
+    except CommandError as err:
+        return fail("export", err)
     except OSError as err:
-        print(f"wherefrom export: cannot write {args.dir}: {err}", file=sys.stderr)
-        return 1
+        return fail("export", f"cannot write {args.dir}: {err}")
     print(
         f"exported to {args.dir} ({args.format}): {counts['conversations']} conversations, "
         f"{counts['facts']} notes and clips, {counts['documents']} documents; {written} files written"
@@ -102,15 +109,18 @@ def export_json(
 ) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    target = args.dir / "wherefrom.json"
-    tmp = target.with_name(target.name + ".partial")
     head = {
         "format": schema.FORMAT,
         "version": schema.VERSION,
         "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "filters": {"site": args.site, "since": args.since, "include_off": bool(args.include_off)},
     }
-    with tmp.open("w", encoding="utf-8") as out:
+    # streamed into a fresh 0600 file in DIR (never through a link: private_files), then put at
+    # wherefrom.json by the export folder's rules (never over a wherefrom.json the person changed)
+    folder = exportdir.ExportDir.open(args.dir)
+    streamed = ".wherefrom.json.partial"
+    with folder.root.open_new(streamed) as raw:
+        out = io.TextIOWrapper(raw, encoding="utf-8")
         out.write(json.dumps(head, ensure_ascii=False)[:-1])
         for kind in ("conversations", "facts", "documents"):
             out.write(f', "{kind}": [')
@@ -119,8 +129,24 @@ def export_json(
                 counts[kind] += 1
             out.write("]")
         out.write("}\n")
-    os.replace(tmp, target)
+        out.flush()
+        out.detach()
+    try:
+        folder.place("json export", "wherefrom.json", streamed)
+        folder.save()
+    finally:
+        folder.close()
+    _report(folder)
     return counts, 1, left_out
+
+
+def _report(out: exportdir.ExportDir) -> None:
+    for rel in out.beside:
+        print(f"  kept your edits to {rel}: the new version is beside it ({exportdir.BESIDE})", file=sys.stderr)
+    for rel in out.kept_old:
+        print(f"  kept {rel}: you edited it and its conversation was renamed", file=sys.stderr)
+    if out.moved:
+        print(f"  moved {out.moved} files of renamed items", file=sys.stderr)
 
 
 def export_markdown(
@@ -128,41 +154,29 @@ def export_markdown(
 ) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    names: dict[str, str] = {}
-    made: set[Path] = set()
-    written = 0
+    out = exportdir.ExportDir.open(args.dir)
 
     def write(identity: str, rel_path: str, text: str) -> None:
-        nonlocal written
-        if names.setdefault(rel_path.lower(), identity) != identity:
-            raise CliError(f"two items would share {rel_path}; nothing more was written")
-        path = args.dir / rel_path
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        data = text.encode("utf-8")
         try:
-            if path.read_bytes() == data:
-                return  # unchanged: not rewritten (stable files, stable mtimes)
-        except FileNotFoundError:
-            path.write_bytes(data)  # new: nothing to keep whole
-            written += 1
-            return
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-        written += 1
+            out.write(identity, rel_path, text)
+        except exportdir.ExportClash as err:
+            raise CommandError(str(err)) from None
 
-    for item in pages(client, "conversations", args, left_out):
-        write(f"conversation {item['site']} {item['url']}", *markdown.conversation(item))
-        counts["conversations"] += 1
-    by_page: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for item in pages(client, "facts", args, left_out):
-        by_page[item["url"]].append(item)
-        counts["facts"] += 1
-    for url, facts in sorted(by_page.items()):
-        write(f"page {url}", *markdown.page_notes(url, facts))
-    for item in pages(client, "documents", args, left_out):
-        write(f"document {item['url']}", *markdown.document(item))
-        counts["documents"] += 1
-    return counts, written, left_out
+    try:
+        for item in pages(client, "conversations", args, left_out):
+            write(f"conversation {render_conversation.identity(item)}", *render_conversation.conversation(item))
+            counts["conversations"] += 1
+        by_page: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        for item in pages(client, "facts", args, left_out):
+            by_page[item["url"]].append(item)
+            counts["facts"] += 1
+        for url, facts in sorted(by_page.items()):
+            write(f"page {url}", *markdown.page_notes(url, facts))
+        for item in pages(client, "documents", args, left_out):
+            write(f"document {item['url']}", *markdown.document(item))
+            counts["documents"] += 1
+    finally:
+        out.save()
+        out.close()
+    _report(out)
+    return counts, out.written, left_out
