@@ -29,6 +29,7 @@ import pytest
 from e2e.harness import real_pages
 from e2e.harness.blocks import score
 from e2e.harness.checks import collapse
+from e2e.harness.content_state import content_state
 from e2e.sites import site_for_url
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
@@ -126,7 +127,7 @@ async def capture_real_page(
     if stored is not None:
         stored.extend((await farm.server.get("/api/conversations", url=url)).get("turns", []))
     if stored_state is not None:  # the reader that found the turns and the share of visible text covered
-        state = await farm.browser.content_state(page)
+        state = await content_state(farm.browser, page)
         if state:
             stored_state.update(reader=state.get("layout"), covered=state.get("coverage"))
     return got, misses, await farm.browser.capture_injected(page)

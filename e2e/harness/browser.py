@@ -327,38 +327,6 @@ class Browser:
             for c in found
         )
 
-    async def content_state(self, page: Any) -> dict[str, Any] | None:
-        """The capture runtime's own state in this page (Wherefrom.runtime.state(): the reader that
-        found the turns, the covered share of visible text), read in our extension's isolated
-        world over CDP; None when no capture script runs there."""
-        cdp = await self.context.new_cdp_session(page)
-        found: list[dict[str, Any]] = []
-        cdp.on("Runtime.executionContextCreated", lambda e: found.append(e.get("context", {})))
-        try:
-            await cdp.send("Runtime.enable")
-            await asyncio.sleep(0.1)
-            for c in found:
-                ours = str(c.get("origin", "")).startswith(EXTENSION_ORIGIN) or c.get("name") == "Wherefrom"
-                if c.get("auxData", {}).get("type") != "isolated" or not ours:
-                    continue
-                res = await cdp.send(
-                    "Runtime.evaluate",
-                    {
-                        "expression": "globalThis.Wherefrom && Wherefrom.runtime ? Wherefrom.runtime.state() : null",
-                        "contextId": c["id"],
-                        "returnByValue": True,
-                    },
-                )
-                value = res.get("result", {}).get("value")
-                if isinstance(value, dict):
-                    return value
-            return None
-        finally:
-            try:
-                await cdp.send("Runtime.disable")
-            finally:
-                await cdp.detach()
-
     # ------------------------------------------------------------------ positive controls
     async def positive_controls(
         self, server_url: str, web_page: Any | None, *, panel: Any | None = None, tag: str = "start"
