@@ -28,6 +28,7 @@ import pytest
 
 from testkit.farm import real_pages
 from testkit.farm.blocks import score
+from testkit.farm.content_state import content_state
 from testkit.registry import site_for_url
 from testkit.sites import collapse
 
@@ -70,7 +71,11 @@ def registry_site(url: str) -> str | None:
 
 
 async def capture_real_page(
-    make_farm: Any, html_path: Path, data: dict[str, Any], stored: list[dict[str, Any]] | None = None
+    make_farm: Any,
+    html_path: Path,
+    data: dict[str, Any],
+    stored: list[dict[str, Any]] | None = None,
+    stored_state: dict[str, Any] | None = None,
 ) -> tuple[list[tuple[str, str]], list[dict[str, Any]], bool]:
     """Serve the saved page at its real URL with the extension on `collect`; return the turns the
     server stored, the selector misses recorded and whether the capture script was injected.
@@ -88,16 +93,13 @@ async def capture_real_page(
     body = await asyncio.to_thread(html_path.read_bytes)
 
     async def serve(route: Any) -> None:
-        req = urlsplit(route.request.url)
         if route.request.url.split("#")[0] == url.split("#")[0] and route.request.method in (
             "GET",
             "HEAD",
         ):
             await route.fulfill(status=200, headers={"content-type": "text/html; charset=utf-8"}, body=body)
-        elif req.hostname == host:
-            await route.fulfill(status=404, body="")
         else:
-            await route.abort()
+            await real_pages.answer_subresource(route)
 
     await farm.browser.context.route(
         lambda u: urlsplit(u).scheme in ("http", "https") and urlsplit(u).hostname not in LOOPBACK,
@@ -124,6 +126,10 @@ async def capture_real_page(
     misses = (await farm.browser.storage_get(["selectorMisses"])).get("selectorMisses") or []
     if stored is not None:
         stored.extend((await farm.server.get("/api/conversations", url=url)).get("turns", []))
+    if stored_state is not None:  # the reader that found the turns and the share of visible text covered
+        state = await content_state(farm.browser, page)
+        if state:
+            stored_state.update(reader=state.get("layout"), covered=state.get("coverage"))
     return got, misses, await farm.browser.capture_injected(page)
 
 
@@ -153,7 +159,9 @@ async def test_real_page_capture(page_case, make_farm, health):
     )
     health["turns_expected"] = len(data.get("turns", []))
     stored: list[dict[str, Any]] = []
-    got, misses, injected = await capture_real_page(make_farm, html_path, data, stored)
+    reader: dict[str, Any] = {}
+    got, misses, injected = await capture_real_page(make_farm, html_path, data, stored, reader)
+    health.update({k: v for k, v in reader.items() if v is not None})
     # the structure kept (turns as Markdown): each turn's Markdown scored against the transcript's blocks
     scored = score(data.get("turns", []), stored)
     if scored["total"]:

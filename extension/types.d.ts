@@ -134,7 +134,7 @@ interface WfMountedTurn {
 }
 
 /** readMounted's list also carries the turn elements that had no text (for missKind). */
-type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }> };
+type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean };
 
 /** The parts of a layout the extractor reads (a panel read as a turn has only text/exclude). */
 type WfLayoutPart = Partial<WfLayout>;
@@ -178,6 +178,17 @@ interface WfNamespace {
   registry: WfRegistry;
   markdown: WfMarkdownAPI;
   extractor: WfExtractorAPI;
+  codeBlocks: WfCodeBlocksAPI;
+  dom: WfDomAPI;
+  visible: WfVisibleAPI;
+  layouts: WfLayoutsAPI;
+  turnText: WfTurnTextAPI;
+  panels: WfPanelsAPI;
+  generic: WfGenericAPI;
+  detect: WfDetectAPI;
+  misses: WfMissesAPI;
+  coverage: WfCoverageAPI;
+  Accumulator: new () => WfAccumulator;
   pageData: WfPageDataAPI;
   composer: WfComposerAPI;
   runtime: WfRuntimeAPI;
@@ -213,19 +224,113 @@ interface WfExtractorAPI {
   siteFor(href: string, registry?: { sites: WfSite[] }): WfSite | null;
   asSelector(s: WfSelectors | undefined | null): string;
   queryAll(root: ParentNode, selector: string, deep?: boolean): Element[];
-  visibleText(root: Node, exclude?: string, sink?: WfSink | null): string;
+  visibleText(root: Node, exclude?: string, sink?: WfSink | null, skip?: Set<Element> | null): string;
   normalise(text: string): string;
   excludeFor(site: WfSite, layout?: WfLayoutPart | null): string;
   turnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
   countMatches(root: ParentNode, site: WfSite, layout: WfLayoutPart): number;
-  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): { text: string; markdown?: string };
+  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): WfContent;
   readMounted(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfMountedTurns;
   readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
   pathPattern(pathname: string): string;
   missKind(turns: Array<{ role: string }>, found: { empty?: Array<{ role: string }>; source: string } | null): string | null;
   isStreaming(root: ParentNode, el: Element | null, spec: WfStreamingSpec | undefined, deep: boolean): boolean;
-  detect(root: ParentNode, site: WfSite): WfFound;
+  detect(root: ParentNode, site: WfSite, opts?: { generic?: boolean }): WfFound;
   Accumulator: new () => WfAccumulator;
+}
+
+/** A turn's content: `placeholder` when its text roots are sized empty boxes (not rendered yet). */
+interface WfContent {
+  text: string;
+  markdown?: string;
+  placeholder?: boolean;
+}
+
+/** content/codeblocks.js */
+interface WfCodeBlocksAPI {
+  codeElement(pre: Element): Element;
+  codeText(root: Node, exclude?: string): string;
+  codeLanguage(pre: Element, code: Element, turnRoot: Element): string;
+  hidden(el: Element): boolean;
+  matches(el: Element, sel: string | null | undefined): boolean;
+  GUTTER: string;
+  EDITOR: string;
+}
+
+/** content/dom.js */
+interface WfDomAPI {
+  asSelector(s: WfSelectors | undefined | null): string;
+  queryAll(root: ParentNode, selector: string, deep?: boolean): Element[];
+  selfOrDescendants(el: Element, selector: string, deep: boolean): Element[];
+  outermost<E extends Element>(found: E[]): E[];
+  hasMatch(el: Element, selector: string, deep: boolean): boolean;
+  shown(el: Element): boolean;
+}
+
+/** content/visible.js */
+interface WfVisibleAPI {
+  visibleText(root: Node, exclude?: string, sink?: WfSink | null, skip?: Set<Element> | null): string;
+  normalise(text: string): string;
+  hiddenBox(node: Element, cs: CSSStyleDeclaration): boolean;
+}
+
+/** content/layouts.js */
+interface WfLayoutsAPI {
+  excludeFor(site: WfSite, layout?: WfLayoutPart | null): string;
+  textSelector(layout: WfLayoutPart, role: WfRole): string;
+  turnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
+  orderedTurnElements(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfTurnElement[];
+  countMatches(root: ParentNode, site: WfSite, layout: WfLayoutPart): number;
+  nativeId(el: Element, spec: WfNativeIdSpec | undefined): string | null;
+  isStreaming(root: ParentNode, el: Element | null, spec: WfStreamingSpec | undefined, deep: boolean): boolean;
+}
+
+/** content/turntext.js */
+interface WfTurnTextAPI {
+  contentOf(el: Element, nodes: Element[], exclude: string, role: WfRole, adapter?: WfAdapter, skip?: Set<Element> | null): WfContent;
+  turnContent(el: Element, role: WfRole, site: WfSite, layout: WfLayoutPart): WfContent;
+  joinMarkdown(list: Array<string | undefined>): string | undefined;
+}
+
+/** content/panels.js */
+interface WfPanelsAPI {
+  readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
+  attachPanels(turns: WfMountedTurn[], panels: WfPanelRead[]): void;
+}
+
+/** content/generic.js: the generic conversation reader (knows no site). */
+interface WfGenericAPI {
+  read(root: ParentNode, site: WfSite): WfMountedTurns;
+  region(root: ParentNode, turns: WfMountedTurn[]): Element | null;
+}
+
+/** content/detect.js */
+interface WfDetectAPI {
+  readMounted(root: ParentNode, site: WfSite, layout: WfLayoutPart): WfMountedTurns;
+  detect(root: ParentNode, site: WfSite, opts?: { generic?: boolean }): WfFound;
+  bothRoles(turns: Array<{ role: string }>): boolean;
+  preferPageData(found: WfFound, dataTurns: Array<unknown>): boolean;
+}
+
+/** content/misses.js */
+interface WfMissesAPI {
+  pathPattern(pathname: string): string;
+  missKind(turns: Array<{ role: string }>, found: { empty?: Array<{ role: string }>; source: string } | null): string | null;
+}
+
+/** content/coverage.js: how much of the conversation region's visible text the turns hold. */
+interface WfCoverageAPI {
+  covered(root: ParentNode, site: WfSite, found: WfFound, turns: Array<{ text: string }>): WfCoverage | null;
+  siteCount(root: ParentNode, site: WfSite): number | null;
+  settledMiss(root: ParentNode, site: WfSite, found: WfFound, turns: Array<{ role: string; text: string }>,
+    opts?: { generic?: boolean }): { kind: string; detail: string } | null;
+  LOST_TEXT_BELOW: number;
+}
+
+interface WfCoverage {
+  share: number;
+  region: number;
+  turns: number;
 }
 
 /** A turn element of a layout, with its role. */
@@ -260,6 +365,7 @@ interface WfAccumulator {
 interface WfPageTurn {
   role: WfRole;
   text: string;
+  markdown?: string;
   id: string | null;
 }
 
@@ -289,91 +395,3 @@ declare var turndownPluginGfm: any;
 declare var Wherefrom: WfNamespace | undefined;
 declare var WherefromSites: WfSitesAPI;
 declare var WherefromProtocol: WfProtocolAPI;
-
-type WfSenderKind = 'content' | 'panel' | 'background';
-
-/** The payload of each message type: what shared/protocol.js SCHEMAS checks at run time, as
- * types (tests/js/protocol.test.mjs proves the two name the same types and fields). */
-interface WfPayloads {
-  'content:capture-turns': { site: string; turns: WfWireTurn[]; settled?: boolean };
-  'content:selector-miss': { site: string; kind?: string; layouts?: string[]; path?: string; detail?: string };
-  'background:insert-text': { text: string };
-  'panel:get-state': { tabId?: number };
-  'panel:opened': {};
-  'panel:get-page': { tabId?: number };
-  'panel:save-note': { tabId?: number; text: string };
-  'panel:add-page': { tabId?: number };
-  'panel:forget-dry-run': { host: string };
-  'panel:forget-apply': { host: string; confirm: string };
-  'panel:forget-undo': { batch: string };
-  'panel:get-policy': { refresh?: boolean };
-  'panel:set-rule': { host: string; mode: 'off' | 'suggest' | 'collect' };
-  'panel:delete-rule': { host: string };
-  'panel:pair': { token: string };
-  'panel:unpair': {};
-  'panel:accept-disclosure': {};
-  'panel:set-page-memory': { on: boolean };
-  'panel:get-activity': {};
-  'panel:retry-outbox': {};
-  'panel:insert-text': { tabId?: number; text: string };
-  'panel:clear-notice': { tabId?: number };
-  'panel:search': { q: string; limit?: number };
-  'panel:get-conversation': { tabId?: number; url?: string };
-  'panel:conversation-markdown': { url: string };
-  'panel:list-library': {};
-  'panel:get-document': { id: number };
-  'panel:delete-document': { id: number };
-  'panel:undo-delete-document': { id: number };
-}
-
-type WfMessageType = keyof WfPayloads;
-/** One message on the wire, discriminated by `type`. */
-type WfMessage = { [K in WfMessageType]: { type: K; payload: WfPayloads[K] } }[WfMessageType];
-type WfContentMessage = Extract<WfMessage, { type: `content:${string}` }>;
-type WfPanelMessage = Extract<WfMessage, { type: `panel:${string}` }>;
-type WfPanelType = WfPanelMessage['type'];
-/** What validate answers: the message, checked, or why it was refused. */
-type WfValidated<M> = (M & { ok: true }) | { ok: false; error: string };
-
-/** The constant name of each message type (P.CAPTURE_TURNS === 'content:capture-turns'). */
-interface WfTypeNames {
-  readonly CAPTURE_TURNS: 'content:capture-turns';
-  readonly SELECTOR_MISS: 'content:selector-miss';
-  readonly INSERT_TEXT: 'background:insert-text';
-  readonly PANEL_GET_STATE: 'panel:get-state';
-  readonly PANEL_OPENED: 'panel:opened';
-  readonly PANEL_GET_PAGE: 'panel:get-page';
-  readonly PANEL_SAVE_NOTE: 'panel:save-note';
-  readonly PANEL_ADD_PAGE: 'panel:add-page';
-  readonly PANEL_FORGET_DRY_RUN: 'panel:forget-dry-run';
-  readonly PANEL_FORGET_APPLY: 'panel:forget-apply';
-  readonly PANEL_FORGET_UNDO: 'panel:forget-undo';
-  readonly PANEL_GET_POLICY: 'panel:get-policy';
-  readonly PANEL_SET_RULE: 'panel:set-rule';
-  readonly PANEL_DELETE_RULE: 'panel:delete-rule';
-  readonly PANEL_PAIR: 'panel:pair';
-  readonly PANEL_UNPAIR: 'panel:unpair';
-  readonly PANEL_ACCEPT_DISCLOSURE: 'panel:accept-disclosure';
-  readonly PANEL_SET_PAGE_MEMORY: 'panel:set-page-memory';
-  readonly PANEL_GET_ACTIVITY: 'panel:get-activity';
-  readonly PANEL_RETRY_OUTBOX: 'panel:retry-outbox';
-  readonly PANEL_INSERT_TEXT: 'panel:insert-text';
-  readonly PANEL_CLEAR_NOTICE: 'panel:clear-notice';
-  readonly PANEL_SEARCH: 'panel:search';
-  readonly PANEL_GET_CONVERSATION: 'panel:get-conversation';
-  readonly PANEL_CONVERSATION_MARKDOWN: 'panel:conversation-markdown';
-  readonly PANEL_LIST_LIBRARY: 'panel:list-library';
-  readonly PANEL_GET_DOCUMENT: 'panel:get-document';
-  readonly PANEL_DELETE_DOCUMENT: 'panel:delete-document';
-  readonly PANEL_UNDO_DELETE_DOCUMENT: 'panel:undo-delete-document';
-}
-
-interface WfProtocolAPI extends WfTypeNames {
-  validate(message: unknown, senderKind: 'content'): WfValidated<WfContentMessage>;
-  validate(message: unknown, senderKind: 'panel'): WfValidated<WfPanelMessage>;
-  validate(message: unknown, senderKind: WfSenderKind | string | null): WfValidated<WfMessage>;
-  directionOf(type: string): WfSenderKind | null;
-  MODES: string[];
-  LIMITS: { text: number; markdown: number; detail: number; turns: number; contentChars: number };
-  TYPES: Readonly<WfTypeNames>;
-}

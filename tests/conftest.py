@@ -140,13 +140,3 @@ async def running_api(settings: Settings) -> AsyncIterator[Api]:
 async def api(settings: Settings) -> AsyncIterator[Api]:
     async with running_api(settings) as client:
         yield client
-
-
-def skip_unless_optional(reason: str) -> None:
-    """Skip for a missing tool on a developer's machine; under ./scripts/test (WF_REQUIRE_ALL=1)
-    a missing tool is a failure, so that "skipped" never reads as "passed" in CI."""
-    import os
-
-    if os.environ.get("WF_REQUIRE_ALL"):
-        pytest.fail(f"required for the full run: {reason}")
-    pytest.skip(reason)

@@ -22,7 +22,8 @@ from server.dataio import chats, markdown
 from server.memory.facts import insert_fact
 from server.provenance import stamp
 from server.settings import Settings
-from tests.conftest import Api, skip_unless_optional
+from testkit.skips import skip_unless_optional
+from tests.conftest import Api
 from tests.dataio.test_dataio_import import claude_sample, counts, wherefrom
 
 FAR = 1e18  # a far-future day-granular time (year ~31.7 billion)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import skip_unless_optional
+from testkit.skips import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
 PATHS = ("server", "tests", "bench", "e2e", "testkit", "scripts/gen_sites")

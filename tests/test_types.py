@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import skip_unless_optional
+from testkit.skips import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,7 @@ def test_tsc_would_see_a_type_error(tmp_path: Path) -> None:
 
 
 def test_tsc_checks_message_names_and_payload_fields(tmp_path: Path) -> None:
-    """The message protocol is typed end to end (extension/types.d.ts WfMessage): a wrong message
+    """The message protocol is typed end to end (extension/protocol.d.ts WfMessage): a wrong message
     name, an unknown payload field and a wrong field type are each a tsc error; the right message
     is not (the positive control)."""
     tsc = REPO / "node_modules" / ".bin" / "tsc"
@@ -66,7 +66,7 @@ def test_tsc_checks_message_names_and_payload_fields(tmp_path: Path) -> None:
     config = tmp_path / "tsconfig.json"
     settings = {
         "extends": str(REPO / "tsconfig.json"),
-        "include": ["messages.js", str(REPO / "extension" / "types.d.ts")],
+        "include": ["messages.js", str(REPO / "extension" / "types.d.ts"), str(REPO / "extension" / "protocol.d.ts")],
         "compilerOptions": {"types": []},
     }
     config.write_text(json.dumps(settings), "utf-8")

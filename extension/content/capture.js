@@ -25,6 +25,7 @@
 
   var DEBOUNCE_MS = 250;     // first read after a burst of mutations
   var QUIET_MS = 1500;       // no mutation for this long = text is stable (no done signal needed)
+  var DONE_MS = 30;          // after the done signal: the last mutations of the same frame, then read
 
   var site = X.siteFor(location.href);
 
@@ -63,6 +64,10 @@
     /** @type {WeakSet<Node>} */
     this.observed = new WeakSet();
     this.phase = 'starting';
+    /** the maintainers' switch (chrome.storage.local captureMode "generic"): the generic reader only */
+    this.generic = false;
+    /** @type {WfFound | null} the last read of the page */
+    this.lastFound = null;
   }
 
   Runtime.prototype.start = function () {
@@ -129,10 +134,12 @@
   Runtime.prototype.onMutation = function (records) {
     this.lastMutation = Date.now();
     if (this.collecting) return;
-    // the reply's done signal: read soon, not at the end of the "still growing" wait
-    if (this.timer !== null && this.timerAt - Date.now() > DEBOUNCE_MS && this.streamEnded(records)) {
-      clearTimeout(this.timer);
+    // the reply's done signal: read at once (DONE_MS), not after a debounce or the "still growing" wait
+    if ((this.timer === null || this.timerAt - Date.now() > DONE_MS) && this.streamEnded(records)) {
+      if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
+      this.schedule(DONE_MS);
+      return;
     }
     if (this.timer === null) this.schedule(DEBOUNCE_MS);
   };
@@ -170,18 +177,19 @@
    * @returns {WfFound}
    */
   Runtime.prototype.read = function () {
-    var found = X.detect(document, this.site);
+    var found = X.detect(document, this.site, { generic: this.generic });
     var data = ns.pageData && this.site.page_data ? ns.pageData.read(document, this.site) : null;
-    if (data && data.turns.length > found.turns.length) {
+    if (data && ns.detect.preferPageData(found, data.turns)) {
       found = {
         layout: { id: 'page-data:' + data.reader.id, lazy: 'none' },
-        turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, id: t.id, streaming: false }; }),
+        turns: data.turns.map(function (t) { return { el: null, role: t.role, text: t.text, markdown: t.markdown, id: t.id, streaming: false }; }),
         tried: found.tried.concat('page-data:' + data.reader.id), empty: [], source: 'page-data',
       };
     } else if (data) {
       found.tried = found.tried.concat('page-data:' + data.reader.id);
     }
     this.tried = found.tried;
+    this.lastFound = found;
     if (!found.turns.length) return found;
     this.layout = found.layout;
     this.source = found.source;
@@ -199,7 +207,8 @@
   Runtime.prototype.checkSettled = function (found) {
     if (!this.shouldHaveTurns()) return;
     var turns = this.acc.turns();
-    var kind = X.missKind(turns, { source: found.source, empty: found.empty });
+    var miss = ns.coverage.settledMiss(document, this.site, found, turns, { generic: this.generic });
+    var kind = miss && miss.kind;
     if (!kind || this.missesSent[kind]) return;
     this.missesSent[kind] = true;
     send(M.SELECTOR_MISS, {
@@ -207,9 +216,7 @@
       kind: kind,
       layouts: (found.tried || []).slice(0, 20),
       path: X.pathPattern(location.pathname),
-      detail: kind === 'no_turns' ? 'no layout matched (' + (found.tried || []).join(', ') + ')'
-        : kind === 'missing_role' ? 'turns of one role only (layout ' + (found.layout ? found.layout.id : '?') + ')'
-          : 'a turn with no visible text (layout ' + (found.layout ? found.layout.id : '?') + ')',
+      detail: /** @type {{kind: string, detail: string}} */ (miss).detail,
     });
   };
 
@@ -399,10 +406,13 @@
     site: site,
     /** For tests and diagnostics: where the runtime is and what it holds. */
     state: function () {
+      var found = runtime.lastFound;
+      var covered = found && found.turns.length ? ns.coverage.covered(document, runtime.site, found, runtime.acc.turns()) : null;
       return {
         phase: runtime.phase, timer: runtime.timer !== null, collecting: runtime.collecting,
         layout: runtime.layout && runtime.layout.id, source: runtime.source, tried: runtime.tried,
-        turns: runtime.acc.turns(),
+        turns: runtime.acc.turns(), generic: runtime.generic,
+        coverage: covered ? covered.share : null,
       };
     },
     scrollCollect: function () {
@@ -411,9 +421,19 @@
   });
   Object.freeze(ns);
 
-  if (document.readyState === 'loading') {
-    document.addEventListener('DOMContentLoaded', function () { runtime.start(); }, { once: true });
-  } else {
-    runtime.start();
+  function begin() {
+    if (document.readyState === 'loading') {
+      document.addEventListener('DOMContentLoaded', function () { runtime.start(); }, { once: true });
+    } else {
+      runtime.start();
+    }
   }
+  // the maintainers' switch: captureMode "generic" in chrome.storage.local forces the generic
+  // reader (a selector-regression run: what would survive if every registry selector broke)
+  try {
+    chrome.storage.local.get('captureMode').then(function (r) {
+      runtime.generic = !!r && r.captureMode === 'generic';
+      begin();
+    }, begin);
+  } catch (e) { begin(); }
 })();

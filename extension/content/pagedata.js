@@ -13,7 +13,8 @@
  *     assigned after `marker`, e.g. Kimi's `window.HYDRATION_INIT_STATE={…}`, read as JSON);
  *   - walk `messages` (a dotted path; `*` = every item of a list or value of an object);
  *   - per message: role at `role` (mapped by `roles`, others skipped), text at `text` (every
- *     string found there, or the strings of a list, joined), native id at `native_id`; a message whose `skip` path is
+ *     string found there, or the strings of a list, joined; as stored it is the turn's Markdown,
+ *     whitespace-collapsed its text), native id at `native_id`; a message whose `skip` path is
  *     truthy is hidden from the conversation; with `join: "consecutive"` messages of one role
  *     that follow each other are one turn (as the page shows them in one turn container).
  * A reader applies only on the URL paths its `paths` RegExp allows (share pages), where the data
@@ -198,15 +199,18 @@
         var role = spec.roles ? spec.roles[/** @type {string} */ (rawRole)] : rawRole;
         if (role !== 'user' && role !== 'assistant') return;
         if (spec.skip && pathValues(m, spec.skip)[0]) return;   // hidden from the conversation
-        var t = X.normalise(pathValues(m, spec.text).map(textOf).join('\n\n'));
+        // the message as the site stores it is the Markdown it renders; its text, whitespace collapsed
+        var raw = pathValues(m, spec.text).map(textOf).join('\n\n').trim();
+        var t = X.normalise(raw);
         if (!t) return;
         var id = spec.native_id ? pathValues(m, spec.native_id)[0] : null;
         var prev = turns[turns.length - 1];
         if (spec.join === 'consecutive' && prev && prev.role === role) {
           prev.text = X.normalise(prev.text + ' ' + t);   // one turn shown as several messages
+          prev.markdown = (prev.markdown || '') + '\n\n' + raw;
           return;
         }
-        turns.push({ role: role, text: t, id: typeof id === 'string' && id ? id : null });
+        turns.push({ role: role, text: t, markdown: raw, id: typeof id === 'string' && id ? id : null });
       });
       decoded.set(s, { spec: spec, length: text.length, turns: turns });
       if (turns.length > best.length) best = turns;

@@ -32,7 +32,8 @@ GCM_SINK = "wf-gcm.invalid"
 NOISE_HOSTS = frozenset({GAIA_SINK, GCM_SINK})
 
 # Playwright's own --disable-features list (ours replaces it, so it is repeated) plus what keeps
-# Chromium quiet and lets a route-fulfilled https page reach the loopback server.
+# Chromium quiet. Local Network Access and Private Network Access stay as users have them
+# (e2e/test_farm_local_network.py: the service worker reaches the server, a web page cannot).
 DISABLED_FEATURES = [
     "AvoidUnnecessaryBeforeUnloadCheckSync",
     "DestroyProfileOnBrowserClose",
@@ -49,10 +50,6 @@ DISABLED_FEATURES = [
     "PreconnectToSearch",
     "Translate",
     "AutofillServerCommunication",
-    "LocalNetworkAccessChecks",
-    "PrivateNetworkAccessSendPreflights",
-    "PrivateNetworkAccessRespectPreflightResults",
-    "BlockInsecurePrivateNetworkRequests",
     "InterestFeedContentSuggestions",
     "CertificateTransparencyComponentUpdater",
 ]

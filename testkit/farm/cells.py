@@ -155,6 +155,10 @@ def headline(row: Mapping[str, Any]) -> str:
             bits.append(f"{row['selector_misses']} miss")
         if row.get("silent_partial") is True:
             bits.append("silent partial")
+        if phase == "real_pages" and row.get("reader"):
+            bits.append(str(row["reader"]))  # which reader captured it: a registry layout or generic
+        if phase == "real_pages" and isinstance(row.get("covered"), (int, float)):
+            bits.append(f"{round(float(row['covered']) * 100)}% text")
         score = blocks_score(row)
         if score and score[0] < score[1]:
             bits.append(f"blocks {score[0]}/{score[1]}")

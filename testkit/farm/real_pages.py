@@ -1,6 +1,6 @@
 """The real-page gate: one comparison of a capture with a saved real page's transcript.
 
-Used by tests/extension/test_extractor.py (content scripts injected into a page) and
+Used by tests/extension/test_extractor_real_pages.py (content scripts injected into a page) and
 e2e/test_farm_real_pages.py (the extension in Chromium, read back from the server). A page whose
 host the registry claims must be captured exactly: same turn count, roles, order and
 whitespace-collapsed text. A transcript's notes may allow a second reading of a turn; such
@@ -23,6 +23,21 @@ READINGS = HERE / "real_pages_readings.json"
 EXPECTED_FAILURES = HERE / "real_pages_expected_failures.json"
 
 Turn = tuple[str, str]
+
+# A saved page's own subresources are not saved with it. Its scripts and style sheets are answered
+# as empty files, as a working network would load them (a page whose bootstrap script replaces the
+# rendered DOM with an error screen when a script fails to load stays as it was saved); every other
+# request of the page is refused.
+EMPTY_SUBRESOURCES = {"script": "text/javascript", "stylesheet": "text/css"}
+
+
+async def answer_subresource(route: Any) -> None:
+    """Answer a saved page's subresource request: an empty script or style sheet, else refused."""
+    kind = EMPTY_SUBRESOURCES.get(route.request.resource_type)
+    if kind is not None:
+        await route.fulfill(status=200, content_type=kind, body="")
+    else:
+        await route.fulfill(status=404, body="")
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from testkit.extractor_kit import INSERT, fixture_ids, inject, new_page
+from testkit.extractor_kit import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 from testkit.sites import Fixture
-from tests.extension.test_extractor import INSERT, fixture_ids, inject, new_page
-from tests.extension.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from testkit.farm.blocks import parse_blocks, score
-from tests.extension.test_extractor import (
+from testkit.extractor_kit import (
     SETTLED,
     inject,
     load_real_dom,
     new_page,
     real_dom_cases,
 )
-from tests.extension.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
+from testkit.extractor_kit import chromium as chromium  # noqa: F401  (the fixture, re-exported)
+from testkit.farm.blocks import parse_blocks, score
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -76,7 +76,8 @@ async def test_markdown_blocks(chromium: Any, expected_path: Path) -> None:
     turns = await captured_turns(chromium, expected)
     if not turns:
         pytest.skip(
-            f"{name}: the extractor captures no turns on this page (tests/extension/test_extractor.py::test_real_dom)"
+            f"{name}: the extractor captures no turns on this page "
+            "(tests/extension/test_extractor_real_pages.py::test_real_dom)"
         )
     assert all(isinstance(t.get("markdown"), str) and t["markdown"] for t in turns), f"{name}: a turn without markdown"
     result = score(expected["turns"], turns)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.extension.test_extractor import chromium as chromium  # noqa: F401  (the fixture, re-exported)
-from tests.extension.test_extractor import inject, new_page
+from testkit.extractor_kit import chromium as chromium  # noqa: F401  (the fixture, re-exported)
+from testkit.extractor_kit import inject, new_page
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

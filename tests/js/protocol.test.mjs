@@ -106,9 +106,11 @@ test('a selector miss carries its kind, the layouts tried and a path pattern —
     'a miss never names the URL');
 });
 
-/** types.d.ts WfPayloads and WfTypeNames, read as text: {type: {field: optional}} and {NAME: type}. */
+/** protocol.d.ts WfPayloads and types.d.ts WfTypeNames, read as text: {type: {field: optional}} and {NAME: type}. */
 function declaredTypes() {
-  const dts = readFileSync(new URL('../../extension/types.d.ts', import.meta.url), 'utf8');
+  const dts = ['types.d.ts', 'protocol.d.ts']
+    .map((f) => readFileSync(new URL(`../../extension/${f}`, import.meta.url), 'utf8'))
+    .join('\n');
   const block = (/** @type {string} */ name) => {
     const start = dts.indexOf(`interface ${name} {`);
     return dts.slice(start, dts.indexOf('\n}\n', start));

@@ -49,6 +49,14 @@ def test_a_real_page_cell_reads_the_new_fields_and_the_old() -> None:
     assert status(page("c", "x", outcome="xpassed")) == "fail"
 
 
+def test_a_real_page_cell_names_its_reader_and_the_covered_share() -> None:
+    generic = page("deepseek", "d", expected=6, captured=6, matched=6, reader="generic", covered=0.934)
+    assert (status(generic), headline(generic)) == ("pass", "6/6 · generic · 93% text")
+    layout = page("claude", "c", expected=2, captured=2, matched=2, reader="font-claude-response", covered=1)
+    assert headline(layout) == "2/2 · font-claude-response · 100% text"
+    assert headline(page("claude", "c", expected=2, captured=2, matched=2)) == "2/2"
+
+
 def test_a_phase_a_cell_shows_requests_or_violations() -> None:
     assert headline(window("grok", "memory_off")) == "0 req"
     bad = window("grok", "site_off", outcome="failed", requests=3, violations=2)

@@ -1,6 +1,6 @@
 """The real-page gate's one comparison (testkit/farm/real_pages.py) fails every kind of wrong capture.
 
-A positive control for tests/extension/test_extractor.py::test_real_dom and the farm's real-page mode: wrong
+A positive control for tests/extension/test_extractor_real_pages.py::test_real_dom and the farm's real-page mode: wrong
 turn count, roles, order or text is not exact; whitespace differences are; a second reading counts
 only where e2e/real_pages_readings.json lists one for that page and turn; the expected-failure
 list carries a reason and a date for every page it names.

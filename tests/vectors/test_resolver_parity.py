@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from server.governance.policy import sensitive_defaults
 from server.governance.resolver import MODES, clean_host, resolve
-from tests.conftest import skip_unless_optional
+from testkit.skips import skip_unless_optional
 
 REPO = Path(__file__).resolve().parents[2]
 RESOLVER_JS = REPO / "extension" / "shared" / "resolver.js"

@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from server.urls import BadUrl, normalise_url
-from tests.conftest import skip_unless_optional
+from testkit.skips import skip_unless_optional
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("WF_CHROMIUM", "/usr/bin/chromium")

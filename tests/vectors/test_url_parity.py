@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from server.urls import BadUrl, normalise_url
-from tests.conftest import skip_unless_optional
+from testkit.skips import skip_unless_optional
 
 REPO = Path(__file__).resolve().parents[2]
 URLS_JS = REPO / "extension" / "shared" / "urls.js"

@@ -9,6 +9,9 @@ const MISS_TEXT = /** @type {Record<string, string>} */ ({
   no_turns: 'no conversation found',
   missing_role: 'only one side of the conversation was found',
   empty_turn: 'a message was found empty',
+  lost_text: 'part of the conversation was not captured',
+  short_of_site_count: 'fewer messages were captured than the page counts',
+  generic_reader: 'read by the generic reader (no site layout matched)',
 });
 
 export async function renderActivity() {

@@ -1,0 +1,269 @@
+/* Wherefrom content scripts: the generic conversation reader, which knows no site (classic script).
+ *
+ * When no registry layout finds both sides of a conversation (a redesign, renamed CSS-module
+ * classes, a site nobody described), this reader finds the turns from the page's structure alone:
+ *   - role signals: author/role attributes (`data-message-author-role="user"`, `data-turn-role=
+ *     "Model"`, `data-content="ai-message"`, `source="bot"` ...), custom element names
+ *     (`<user-query>`, `<model-response>`) and speaker labels, often visually hidden ("You said",
+ *     "Copilot said", an aria-label of that form);
+ *   - the thread: the nearest container whose rows (element children with text) separate those
+ *     signals, one role per row — the repeated sibling containers of a chat; without any signal,
+ *     the container of repeated rows holding the most text;
+ *   - a row without a signal takes the side the signals leave open (the other one), else its
+ *     body decides: rich text (paragraphs, lists, code, tables, headings) is the assistant's,
+ *     plain text aligned to the end (right in a left-to-right page) or plain text is the user's.
+ * Each turn's content comes from turntext.js like any layout's, without buttons, menus, form
+ * controls, the site's chrome exclusions (registry `exclude`, data) and the speaker labels.
+ * Its captures are marked layout `generic`.
+ */
+(function () {
+  'use strict';
+  var ns = /** @type {WfNamespace} */ (globalThis.Wherefrom);  // checked on the next line
+  if (!ns || Object.isFrozen(ns)) return;
+  var V = ns.visible;
+
+  var USER = /^(user|human|me|you|self|prompt|query|question|request|customer|mine|own|sent|outgoing)$/;
+  var BOT = /^(assistant|bot|ai|model|response|answer|reply|gpt|chatbot|agent|llm|copilot|gemini|claude|incoming)$/;
+  // attribute values naming controls, not messages ("user-menu-button", "prompt-copy-button")
+  var CONTROL = /^(menu|button|btn|avatar|icon|profile|picture|selector|switcher|dropdown|copy|edit|toggle|actions?|banner|input|composer|settings|feedback|tooltip|label|name|logo|footer|header|upgrade|plan|mode|tabs?|chip|suggestions?)$/;
+  var SKIP_ATTRS = /^(class|id|style|href|src|srcset|title|alt|name|for|type|value|placeholder|tabindex|lang|dir|jsaction|jslog|jscontroller|jsname|d|viewbox|fill|stroke|xmlns|width|height|aria-.*)$/;
+  var CHROME = 'button, [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
+    '[role="navigation"], nav, aside, header, footer, form, textarea, input, select, ' +
+    '[contenteditable="true"], [contenteditable=""]';
+  var OUTSIDE = 'nav, aside, header, footer, form, [role="navigation"], [role="complementary"], [role="banner"], ' +
+    '[role="contentinfo"], [role="dialog"], [contenteditable="true"], textarea, head';
+  var RICH = 'p, ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]';
+  var LABEL_USER = /^(you|user|me|i)( said| wrote| asked)?:?$/i;
+  var LABEL_BOT = /^(.{1,24}?) (said|wrote|replied|answered):?$/i;
+
+  /** The words of a name or value: "dataMessageAuthor-role_x" -> [data, message, author, role, x]. */
+  /** @param {string} s @returns {string[]} */
+  function words(s) {
+    return String(s).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  }
+
+  /** @param {string} value @returns {WfRole | null} the side a short value names */
+  function roleOfValue(value) {
+    if (!value || value.length > 40) return null;
+    var w = words(value);
+    if (!w.length || w.some(function (x) { return CONTROL.test(x); })) return null;
+    var u = w.some(function (x) { return USER.test(x); });
+    var b = w.some(function (x) { return BOT.test(x); });
+    return u === b ? null : u ? 'user' : 'assistant';
+  }
+
+  /** @param {Element} el @returns {string | null} a speaker label's side ("You said" / "X said") */
+  function labelRole(el) {
+    var label = el.getAttribute('aria-label');
+    var text = label || (el.children.length ? '' : V.normalise(el.textContent || ''));
+    if (!text || text.length > 30) return null;
+    if (LABEL_USER.test(text)) return 'user';
+    var m = LABEL_BOT.exec(text);
+    return m && !/^(you|user|me|i)$/i.test(m[1]) ? 'assistant' : null;
+  }
+
+  /**
+   * Every role signal in root: [{el, role, key}] in tree order; `key` is what kind of signal it
+   * is (an attribute name, a tag, `label`), so two separate signals of one kind are two turns.
+   * @param {ParentNode} root @returns {Array<{el: Element, role: WfRole, key: string, label: boolean}>}
+   */
+  function signals(root) {
+    /** @type {Array<{el: Element, role: WfRole, key: string, label: boolean}>} */
+    var out = [];
+    var all = root.querySelectorAll('body *');
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.closest(OUTSIDE)) continue;
+      /** @type {WfRole | null} */
+      var role = null, key = '';
+      var tag = el.localName;
+      if (tag.indexOf('-') > 0 && (role = roleOfValue(tag))) key = 'tag:' + tag;
+      for (var a = 0; !role && a < el.attributes.length; a++) {
+        var at = el.attributes[a];
+        if (SKIP_ATTRS.test(at.name)) continue;
+        role = roleOfValue(at.value);
+        if (role) key = 'attr:' + at.name;
+      }
+      var lab = labelRole(el);
+      if (!role && lab) { role = /** @type {WfRole} */ (lab); key = 'label'; }
+      if (role) out.push({ el: el, role: role, key: key, label: !!lab });
+    }
+    return out;
+  }
+
+  var NO_TEXT = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|svg|SVG|IFRAME|OBJECT|TEXTAREA|SELECT)$/;
+  /** @type {WeakMap<Element, number>} */
+  var lengths = new WeakMap();
+
+  /** How many visible characters an element holds (scripts, hidden parts and chrome left out). */
+  /** @param {Element} el @returns {number} */
+  function textLength(el) {
+    var known = lengths.get(el);
+    if (known !== undefined) return known;
+    var n = 0;
+    if (!NO_TEXT.test(el.nodeName) && !el.hasAttribute('hidden') && !el.matches(CHROME)) {
+      var style = /** @type {HTMLElement} */ (el).style;
+      if (!(style && style.display === 'none')) {
+        for (var c = el.firstChild; c; c = c.nextSibling) {
+          if (c.nodeType === 3) n += V.normalise(/** @type {Text} */ (c).data).length;
+          else if (c.nodeType === 1) n += textLength(/** @type {Element} */ (c));
+        }
+      }
+    }
+    lengths.set(el, n);
+    return n;
+  }
+
+  /** @param {Element} el @returns {Element[]} the element children a reader sees text in */
+  function rows(el) {
+    return Array.prototype.filter.call(el.children, function (/** @type {Element} */ c) {
+      return !c.matches(OUTSIDE) && textLength(c) > 0;
+    });
+  }
+
+  /**
+   * The thread's rows: from the signals' nearest common container, each row holding signals of
+   * one side at most (a row holding both is opened into its own rows).
+   * @param {Element} box @param {Array<{el: Element, role: WfRole}>} sigs @returns {Element[]}
+   */
+  function threadRows(box, sigs) {
+    /** @type {Element[]} */
+    var out = [];
+    rows(box).forEach(function (r) {
+      var inside = sigs.filter(function (s) { return r.contains(s.el); });
+      var sides = sideSet(inside);
+      if (sides > 1 && r.children.length) out = out.concat(threadRows(r, inside));
+      else out.push(r);
+    });
+    return out;
+  }
+
+  /** @param {Array<{role: WfRole}>} sigs @returns {number} how many sides they name */
+  function sideSet(sigs) {
+    var u = sigs.some(function (s) { return s.role === 'user'; });
+    var a = sigs.some(function (s) { return s.role === 'assistant'; });
+    return (u ? 1 : 0) + (a ? 1 : 0);
+  }
+
+  /** @param {Element[]} els @returns {Element | null} */
+  function commonBox(els) {
+    /** @type {Element | null} */
+    var box = els[0] || null;
+    while (box && !els.every(function (e) { return /** @type {Element} */ (box).contains(e); })) box = box.parentElement;
+    return box;
+  }
+
+  /** Without any signal: the container of repeated rows (not a rich-text body) with the most text. */
+  /** @param {ParentNode} root @returns {Element | null} */
+  function repeatedBox(root) {
+    /** @type {Element | null} */
+    var best = null;
+    var bestScore = 0;
+    var all = root.querySelectorAll('body, body *');
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
+      var rs = rows(el).filter(function (r) { return /^(div|section|article)$/.test(r.localName) || r.localName.indexOf('-') > 0; });
+      if (rs.length < 2) continue;
+      var rich = rs.filter(richText).length;
+      if (!rich || rich === rs.length && rs.length > 1 && !alignedEnd(rs)) {
+        if (rich === 0) continue;  // no answer body among the rows
+      }
+      var text = rs.reduce(function (n, r) { return n + textLength(r); }, 0);
+      var score = text * (rich < rs.length ? 2 : 1);
+      if (score > bestScore) { best = el; bestScore = score; }
+    }
+    return best;
+  }
+
+  /** @param {Element[]} rs */
+  function alignedEnd(rs) { return rs.some(endAligned); }
+
+  /** An answer's body: lists, code, tables, headings, quotes, or several paragraphs (a prompt is plain). */
+  /** @param {Element} row */
+  function richText(row) {
+    return !!row.querySelector('ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]') ||
+      row.querySelectorAll('p').length >= 2;
+  }
+
+  /** Is a row's bubble pushed to the end of the line (a sent message)? */
+  /** @param {Element} row */
+  function endAligned(row) {
+    for (var el = /** @type {Element | null} */ (row), n = 0; el && n < 4; el = el.firstElementChild, n++) {
+      var cs = getComputedStyle(el);
+      if (cs.alignSelf === 'flex-end' || cs.justifyContent === 'flex-end' || cs.alignItems === 'flex-end' ||
+        cs.textAlign === 'right' || cs.marginLeft === 'auto' || cs.float === 'right') return true;
+    }
+    return false;
+  }
+
+  /**
+   * The turns the page's structure shows: [{el, role, text, markdown, id: null, streaming: false}].
+   * @param {ParentNode} root @param {WfSite} site @returns {WfMountedTurns}
+   */
+  function read(root, site) {
+    var sigs = signals(root);
+    /** @type {Element | null} */
+    var box = null;
+    if (sigs.length) {
+      box = commonBox(sigs.map(function (s) { return s.el; }));
+      // one signal, or all of them in one message: climb to the container of repeated rows
+      while (box && box.parentElement && (rows(box).length < 2 || sideSet(sigs) < 2 && box === sigs[0].el)) box = box.parentElement;
+      while (box && sideSet(sigs) < 2 && box.parentElement && rows(box).length < 2) box = box.parentElement;
+    } else {
+      box = repeatedBox(root);
+    }
+    /** @type {WfMountedTurns} */
+    var out = [];
+    out.empty = [];
+    // signals of both sides name the roles; rows read without them are a guess (`guess`)
+    out.guess = sideSet(sigs) < 2;
+    if (!box) return out;
+    var list = sigs.length ? threadRows(box, sigs) : rows(box);
+    if (sigs.length && sideSet(sigs) < 2 && list.length < 2) return out;
+    var labels = new Set(sigs.filter(function (s) { return s.label; }).map(function (s) { return s.el; }));
+    var exclude = ns.layouts.excludeFor(site, null) + ', ' + CHROME;
+    var sides = sideSet(sigs);
+    var known = sigs.length ? sigs[0].role : null;
+    /** @type {WfRole | null} */
+    var prev = null;
+    list.forEach(function (row) {
+      if (labels.has(row)) return;  // a speaker label is not a message
+      var inside = sigs.filter(function (s) { return row.contains(s.el) || s.el.contains(row); });
+      /** @type {WfRole} */
+      var role;
+      if (inside.length) role = inside[0].role;
+      else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
+      else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
+      else if (richText(row)) role = 'assistant';
+      else if (endAligned(row)) role = 'user';
+      else role = prev === 'user' ? 'assistant' : 'user';
+      prev = role;
+      var c = ns.turnText.contentOf(row, textRoots(row, inside), exclude, role, undefined, labels);
+      if (!c.text) return;
+      out.push({ el: row, role: role, text: c.text, markdown: c.markdown, id: null, streaming: false });
+    });
+    return out;
+  }
+
+  /**
+   * Where a row's message is: the row when it is (or is inside) an element that names its side;
+   * else the outermost such elements inside it (a message beside its avatar, time stamp or run
+   * time); else the whole row. Speaker labels name a side but hold no message.
+   * @param {Element} row @param {Array<{el: Element, label: boolean}>} inside @returns {Element[]}
+   */
+  function textRoots(row, inside) {
+    var named = inside.filter(function (s) { return !s.label; });
+    if (!named.length || named.some(function (s) { return s.el === row || s.el.contains(row); })) return [row];
+    return ns.dom.outermost(named.map(function (s) { return s.el; }));
+  }
+
+  /** The conversation region of turns read from the DOM: their nearest common container. */
+  /** @param {ParentNode} root @param {WfMountedTurn[]} turns @returns {Element | null} */
+  function region(root, turns) {
+    var els = /** @type {Element[]} */ (turns.map(function (t) { return t.el; }).filter(Boolean));
+    return els.length ? commonBox(els) : null;
+  }
+
+  ns.generic = Object.freeze({ read: read, region: region });
+})();
