@@ -83,7 +83,7 @@ async def _total(store: Store, kind: str, scope: Scope) -> int:
         "facts": "SELECT COUNT(*) FROM facts x WHERE x.kind IN ('note', 'clip') AND "  # noqa: S608 - constant clauses
         f"({visible('facts', 'x')} OR (:off AND x.invalid_at IS NULL)) AND {host_sql} AND x.valid_at >= :since",
         "documents": "SELECT COUNT(*) FROM documents x WHERE "  # noqa: S608 - constant clauses
-        f"({visible('documents', 'x')} OR :off) AND {host_sql} AND x.updated_at >= :since",
+        f"({visible('documents', 'x')} OR (:off AND x.invalid_at IS NULL)) AND {host_sql} AND x.updated_at >= :since",
     }[kind]
     row = await store.fetchone(sql, _params(scope))
     return int(row[0]) if row else 0
@@ -97,7 +97,7 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
         "facts": "SELECT x.source_host, COUNT(*) AS n FROM facts x WHERE x.invalid_at IS NULL "  # noqa: S608 - constants
         f"AND x.kind IN ('note', 'clip') AND {hidden}",
-        "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE {hidden}",  # noqa: S608
+        "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE x.invalid_at IS NULL AND {hidden}",  # noqa: S608
     }[kind]
     rows = await store.fetchall(sql, _params(scope))
     return {r["source_host"]: r["n"] for r in rows}
@@ -181,8 +181,8 @@ async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tupl
     host_sql = _host_clause("d", scope)
     rows = await store.fetchall(
         "SELECT d.id, d.source_url, d.source_host, d.given_url, d.canonical_url, d.title, d.author, d.published, "  # noqa: S608 - constant clauses
-        "d.sitename, d.language, d.text, d.lane, d.extractor, d.created_at, d.updated_at FROM documents d "
-        f"WHERE d.id > :after AND ({visible('documents', 'd')} OR :off) AND {host_sql} AND d.updated_at >= :since "
+        "d.sitename, d.language, d.text, d.markdown, d.lane, d.extractor, d.created_at, d.updated_at FROM documents d "
+        f"WHERE d.id > :after AND ({visible('documents', 'd')} OR (:off AND d.invalid_at IS NULL)) AND {host_sql} AND d.updated_at >= :since "
         "ORDER BY d.id LIMIT :limit",
         _params(scope, after=after, limit=limit),
     )
@@ -198,6 +198,7 @@ async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tupl
             "sitename": r["sitename"],
             "language": r["language"],
             "text": r["text"],
+            "markdown": r["markdown"],
             "lane": r["lane"],
             "extractor": r["extractor"],
             "created_at": r["created_at"],
