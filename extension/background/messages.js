@@ -160,7 +160,7 @@ async function onPanel(type, p) {
       return res.ok ? { ok: true, ...res.data } : { ok: false, kind: res.kind, message: explain(res) };
     }
     case P.PANEL_FORGET_APPLY: {
-      const res = await api.forgetApply(p.host, p.confirm);
+      const res = await api.forgetApply(p.host, p.confirm, p.documents);
       if (!res.ok) return { ok: false, kind: res.kind, code: res.code, message: explain(res) };
       await chrome.storage.session.clear().catch(() => undefined); // probe answers are stale now
       await refreshActiveTabs();
