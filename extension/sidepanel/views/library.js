@@ -1,9 +1,10 @@
 // Library view: the saved documents (title, site, saved age, size), newest first. Each can open
-// its source page, be read (its extracted text, GET /api/library/{id}) or be deleted with an
+// its source page, be read (its Markdown or text, GET /api/library/{id}) or be deleted with an
 // undo: the worker holds the delete for a few seconds (background/library.js) and the row says
 // so, with an Undo button, until then.
 
 import { $, el, webUrl } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
 import { P, send } from '../state.js';
 
 /** @type {{reading: number | null, deleted: Map<number, {title: string, until: number, timer: number}>}} */
@@ -133,7 +134,11 @@ async function renderReader(id) {
         el('span', { text: sizeWords(d.chars) }),
       ]),
       webUrl(d.source_url) ? el('a', { class: 'source', text: d.source_url, attrs: { href: d.source_url, target: '_blank', rel: 'noreferrer' } }) : null,
-      el('div', { class: 'reader-text', text: d.text }),
+      // the page's structure (the extraction's Markdown) through the same renderer and sanitiser
+      // as chat turns; a page saved as text, or before pages kept their structure, shows its text
+      typeof d.markdown === 'string' && d.markdown.trim()
+        ? el('div', { class: 'reader-text md' }, [renderMarkdown(d.markdown)])
+        : el('div', { class: 'reader-text plain', text: d.text }),
     ]),
   );
   back.focus();
