@@ -36,7 +36,7 @@ const INLINE_MATH = [
   { re: /^\$\$(?!\$)([\s\S]+?)\$\$/, display: true },
   { re: /^\\\[([\s\S]+?)\\\]/, display: true },
   { re: /^\\\(([\s\S]+?)\\\)/, display: false },
-  { re: /^\$(?=[^\s$])((?:\\.|[^\\$\n])*?[^\s\\$])\$(?!\d)/, display: false },
+  { re: /^\$(?=[^\s$])((?:\\.|[^\\$\n`])*?[^\s\\$`])\$(?!\d)/, display: false }, // never across a code span
 ];
 // block: $$ or \[ opening a line, its closing on the same or a later line, ending its line
 const BLOCK_MATH = [/^ {0,3}\$\$([\s\S]+?)\$\$[ \t]*(?:\n+|$)/, /^ {0,3}\\\[([\s\S]+?)\\\][ \t]*(?:\n+|$)/];
