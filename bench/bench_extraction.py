@@ -144,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         pipeline(html, url)
         no_markdown(html, url)
     results = run(
-        {"bare trafilatura.extract": bare, "pipeline extract_html+chunks": pipeline, "pipeline, no markdown": no_markdown},
+        {
+            "bare trafilatura.extract": bare,
+            "pipeline extract_html+chunks": pipeline,
+            "pipeline, no markdown": no_markdown,
+        },
         pages,
         args.repeat,
     )

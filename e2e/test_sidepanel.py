@@ -216,7 +216,9 @@ async def test_forget_names_the_saved_pages_and_forgets_them_only_when_ticked(
     await pair_and_accept(browser, server)
     url = "https://pages.example/article"
     page_text = "The rowan berry preserve keeps a year in a cool cellar. " * 12
-    assert (await server.call("POST", "/api/notes", json_body={"url": url, "title": "Rowan", "text": "a rowan note"}))[0] == 201
+    assert (await server.call("POST", "/api/notes", json_body={"url": url, "title": "Rowan", "text": "a rowan note"}))[
+        0
+    ] == 201
     for path in ("/rowan", "/elder"):
         status, _ = await server.call(
             "POST",

@@ -8,12 +8,36 @@ and 51-conversation-math-*.png. axe-core runs in each state (tour, from test_sid
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+import pytest_asyncio
+
+from e2e.harness.browser import Browser
 from e2e.harness.server import CompanionServer
 from e2e.test_sidepanel import pair_and_accept, panel_of, web_tab
-from e2e.test_sidepanel_views import SHOTS, axe_violations, browser, farm, server  # noqa: F401 - fixtures
-from e2e.harness.browser import Browser
+from e2e.test_sidepanel_views import SHOTS, axe_violations
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def farm(make_farm: Any, health: dict[str, Any], request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    health.update(site="_sidepanel", phase="other", variant=request.node.name)
+    farm = await make_farm(viewport={"width": 420, "height": 860})
+    yield farm
+    led = await farm.check_ledger()
+    health.update(ledger=led["ledger_requests"])
+
+
+@pytest.fixture
+def browser(farm: Any) -> Browser:
+    return farm.browser
+
+
+@pytest.fixture
+def server(farm: Any) -> CompanionServer:
+    return farm.server
+
 
 PAGE_URL = "https://orchard.example/grafting"
 PAGE_HTML = (
@@ -109,7 +133,9 @@ async def test_math_in_chat_turns_renders_and_dollar_amounts_stay_text(
     await panel.wait_for_selector("#conv-turns .katex")
     answer = "#conv-turns li.turn >> nth=1"
     # four formulas in the answer: $…$, \(…\), $$…$$ and \[…\], the last two displayed
-    found = await panel.eval_on_selector_all("#conv-turns li.turn >> nth=1 >> .math", "ms => ms.map((m) => m.getAttribute('title'))")
+    found = await panel.eval_on_selector_all(
+        "#conv-turns li.turn >> nth=1 >> .math", "ms => ms.map((m) => m.getAttribute('title'))"
+    )
     assert len(found) == 4, found
     assert await panel.locator(f"{answer} >> .math-display .katex-display").count() == 2
     assert await panel.locator("#conv-turns li.turn >> nth=0 >> .math .katex").count() == 1

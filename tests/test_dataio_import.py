@@ -353,4 +353,4 @@ async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Setting
     sample = tmp_path / "conversations.json"
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, out, err = await wherefrom(settings, "import-chats", str(sample))
-    assert code == 1 and "not reachable at http://127.0.0.1:" in err, err
+    assert code == 1 and "no server on 127.0.0.1:" in err, err

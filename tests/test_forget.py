@@ -59,7 +59,9 @@ async def test_library_documents_are_counted_and_kept_when_the_person_keeps_them
     await add_document(api, "https://blog.example.com/post", "Post", "A saved post about walnuts. " * 20)
     body = await dry(api, "example.com")
     assert (body["facts"], body["documents"]) == (1, 1)
-    status, done = await api.post("/api/forget", {"host": "example.com", "confirm": body["confirm"], "documents": "keep"})
+    status, done = await api.post(
+        "/api/forget", {"host": "example.com", "confirm": body["confirm"], "documents": "keep"}
+    )
     assert (done["facts"], done["documents"]) == (1, 1)
     status, docs = await api.get("/api/library")
     assert status == 200

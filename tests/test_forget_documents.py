@@ -86,7 +86,9 @@ async def test_keep_leaves_the_saved_page_everywhere(api: Api) -> None:
     doc = await seed(api)
     assert await seen(api, doc["id"]) == EVERYWHERE  # positive control
     body = await dry(api)
-    status, done = await api.post("/api/forget", {"host": "example.com", "confirm": body["confirm"], "documents": "keep"})
+    status, done = await api.post(
+        "/api/forget", {"host": "example.com", "confirm": body["confirm"], "documents": "keep"}
+    )
     assert status == 200
     assert (done["facts"], done["documents"], done["documents_forgotten"], done["documents_kept"]) == (1, 1, 0, 1)
     assert done["pages"] == body["pages"]

@@ -8,24 +8,33 @@ from server.library.extract import extract_html
 from tests.conftest import Api
 
 URL = "https://orchard.example/grafting"
-HTML = """<!doctype html><html lang=en><head><title>Grafting walnut trees</title></head><body>
-<nav><a href="/">Home</a> <a href="/about">About</a></nav>
-<main><article><h1>Grafting walnut trees</h1>
-<p>Grafting joins a scion of a chosen variety to a hardy rootstock. It is the usual way to grow a named walnut cultivar, because seedlings rarely keep the traits of their parent tree.</p>
-<h2>When to graft</h2>
-<p>Graft in spring, when the rootstock's sap is rising and the buds of the scion are still dormant. Warm days around 25 degrees help the union heal quickly.</p>
-<ul><li>Cut scions in winter and keep them cold</li><li>Wait for the rootstock to leaf out</li><li>Graft on a warm, still morning</li></ul>
-<h2>Methods compared</h2>
-<table><thead><tr><th>Method</th><th>Success</th><th>Skill</th></tr></thead>
-<tbody><tr><td>Bark graft</td><td>High</td><td>Low</td></tr><tr><td>Whip and tongue</td><td>Medium</td><td>High</td></tr><tr><td>Patch bud</td><td>High</td><td>Medium</td></tr></tbody></table>
-<h2>Record keeping</h2>
-<p>Keep a log of every graft, so you can see which methods work in your orchard over the years.</p>
-<pre><code>date,tree,method,result
-2024-04-12,A3,bark,took
-2024-04-12,A4,patch,failed</code></pre>
-<blockquote>A graft that has not pushed by midsummer has failed.</blockquote>
-<p>Seal every cut with grafting wax and label the tree.</p>
-</article></main><footer>Copyright</footer></body></html>"""
+HTML = (
+    "<!doctype html><html lang=en><head><title>Grafting walnut trees</title></head><body>\n"
+    '<nav><a href="/">Home</a> <a href="/about">About</a></nav>\n'
+    "<main><article><h1>Grafting walnut trees</h1>\n"
+    "<p>Grafting joins a scion of a chosen variety to a hardy rootstock. It is the usual way "
+    "to grow a named walnut cultivar, because seedlings rarely keep the traits of their parent "
+    "tree.</p>\n"
+    "<h2>When to graft</h2>\n"
+    "<p>Graft in spring, when the rootstock's sap is rising and the buds of the scion are "
+    "still dormant. Warm days around 25 degrees help the union heal quickly.</p>\n"
+    "<ul><li>Cut scions in winter and keep them cold</li><li>Wait for the rootstock to leaf "
+    "out</li><li>Graft on a warm, still morning</li></ul>\n"
+    "<h2>Methods compared</h2>\n"
+    "<table><thead><tr><th>Method</th><th>Success</th><th>Skill</th></tr></thead>\n"
+    "<tbody><tr><td>Bark graft</td><td>High</td><td>Low</td></tr><tr><td>Whip and "
+    "tongue</td><td>Medium</td><td>High</td></tr><tr><td>Patch "
+    "bud</td><td>High</td><td>Medium</td></tr></tbody></table>\n"
+    "<h2>Record keeping</h2>\n"
+    "<p>Keep a log of every graft, so you can see which methods work in your orchard over the "
+    "years.</p>\n"
+    "<pre><code>date,tree,method,result\n"
+    "2024-04-12,A3,bark,took\n"
+    "2024-04-12,A4,patch,failed</code></pre>\n"
+    "<blockquote>A graft that has not pushed by midsummer has failed.</blockquote>\n"
+    "<p>Seal every cut with grafting wax and label the tree.</p>\n"
+    "</article></main><footer>Copyright</footer></body></html>"
+)
 
 
 async def test_a_saved_page_answers_its_markdown_beside_unchanged_search_text(api: Api) -> None:
@@ -78,9 +87,7 @@ async def test_export_carries_the_markdown_and_import_brings_it_back(api: Api) -
     assert item["markdown"].startswith("# Grafting walnut trees")
     doc_id = (await api.get("/api/library"))[1]["documents"][0]["id"]
     assert (await api.delete(f"/api/library/{doc_id}"))[0] == 200
-    status, answer = await api.post(
-        "/api/import", {"import_id": "md-back", "source": "wherefrom", "documents": [item]}
-    )
+    status, answer = await api.post("/api/import", {"import_id": "md-back", "source": "wherefrom", "documents": [item]})
     assert status == 200 and answer["documents"]["saved"] == 1, answer
     _, again = await api.get("/api/export", params={"kind": "documents"})
     assert again["items"] == [item]

@@ -287,7 +287,7 @@ async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(
     nobody = free_port()
     async with agent(nobody, server.data_dir) as session:  # a token, but no server on that port
         error, text = await call(session, "search_memory", query="anything")
-    assert error and "not reachable at http://127.0.0.1:" in text and "wherefrom serve" in text
+    assert error and f"no server on 127.0.0.1:{nobody}" in text and "start it with: wherefrom serve" in text
     empty = tmp_path / "elsewhere" / "data"
     empty.mkdir(parents=True)
     async with agent(server.port, empty) as session:  # the server runs, but this data dir was never paired

@@ -56,9 +56,24 @@ class Parsed:
         return sum(len(c["turns"]) for c in self.conversations)
 
 
+def export_in_folder(folder: Path) -> Path | None:
+    """The export's JSON in an unzipped export folder (at its top, or in its only subfolder)."""
+    subfolders = [p for p in folder.iterdir() if p.is_dir()]
+    for place in (folder, *(subfolders if len(subfolders) == 1 else [])):
+        for member in ZIP_MEMBERS:
+            if (place / member).is_file():
+                return place / member
+    return None
+
+
 def read_file(path: Path) -> Parsed:
-    """Read and check a whole export file (JSON or the service's .zip)."""
+    """Read and check a whole export file (JSON, the service's .zip, or the zip unzipped: a folder)."""
     try:
+        if path.is_dir():
+            found = export_in_folder(path)
+            if found is None:
+                raise ExportFormatError(f"the folder {path} holds no {' or '.join(ZIP_MEMBERS)}")
+            path = found
         raw = path.read_bytes()
     except OSError as err:
         raise ExportFormatError(f"cannot read {path}: {err.strerror or err}") from None

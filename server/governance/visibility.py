@@ -7,9 +7,10 @@ which reads `f.invalid_at IS NULL AND wf_visible(f.source_host)` — forgotten r
 `invalid_at`) and rows of a host whose mode is `off` now (resolved by the one resolver from the
 current policy snapshot, memoised per host per policy version) are never returned. Library
 documents and their chunks are soft-forgotten too (when the person forgets a site's saved pages
-with it); conversations are not (their turns are facts), so their clause is the host part only. `wf_visible` is a SQL function installed on both store connections
-at start (`install`). tests/test_visibility_readers.py finds every SQL reader of these tables
-and fails on one that skips this rule.
+with it); conversations are not (their turns are facts), so their clause is the host part
+only. `wf_visible` is a SQL function installed on both store connections at start
+(`install`). tests/test_visibility_readers.py finds every SQL reader of these tables and fails
+on one that skips this rule.
 
 The one variant is the export's `--include-off` (`visible(table, alias, include_off=True)`): it
 lifts the site-mode half only, so items of `off` sites leave too while forgotten ones never do.

@@ -4,8 +4,9 @@ trafilatura first (comments excluded, tables included, with its metadata: title,
 date, site name). Its one extraction pass gives both the text (what search indexes) and the
 Markdown of the same tree (headings, lists, tables, code, quotes), which the reader shows. Links
 and emphasis are not in it: asking trafilatura to keep links changes what it extracts (the text
-of 31 of the 150 reference pages differs), and the search text must not change. When it returns nothing, a BeautifulSoup fallback over <main>, <article>
-or <body> with navigation, headers, footers, asides, scripts and styles removed. The
+of 31 of the 150 reference pages differs), and the search text must not change. When it
+returns nothing, a BeautifulSoup fallback over <main>, <article> or <body> with navigation,
+headers, footers, asides, scripts and styles removed. The
 page's declared canonical URL and language are read from its <head>.
 
 `extract_html` is CPU-bound: call it through `extract`, which runs it in a worker PROCESS —

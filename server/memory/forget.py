@@ -158,8 +158,7 @@ async def apply(
         await activity.record(
             conn,
             "forget",
-            f"Forgot {host} and its subdomains: {facts} facts hidden, "
-            f"{forgotten} library pages forgotten, {kept} kept",
+            f"Forgot {host} and its subdomains: {facts} facts hidden, {forgotten} library pages forgotten, {kept} kept",
             source_host=host,
             detail={
                 "batch": batch,
