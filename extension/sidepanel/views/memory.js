@@ -242,7 +242,7 @@ export function initMemory() {
     box.replaceChildren(
       el('div', { class: 'label', text: `${count} saved library page${plural} from this site` }),
       list,
-      el('label', { class: 'row', attrs: { for: 'forget-documents' } }, [
+      el('label', { class: 'forget-choice', attrs: { for: 'forget-documents' } }, [
         tick, el('span', { text: `Forget ${count === 1 ? 'this page' : `these ${count} pages`} too (otherwise ${count === 1 ? 'it stays' : 'they stay'} in the library)` }),
       ]),
     );
