@@ -128,7 +128,7 @@ class Client:
             ) from None
         if status == 401 and paired:
             raise ServerUnavailable(
-                f"the server on 127.0.0.1:{self.port} refused the token in {self.token_path} "
+                f"the server on 127.0.0.1:{self.port} did not accept the token in {self.token_path} "
                 "— pass the --data-dir that server runs with"
             )
         try:
