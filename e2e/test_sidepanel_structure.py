@@ -67,6 +67,7 @@ MATH_TURNS = [
         "Also \\[\\sum_{n=1}^{\\infty} \\frac{1}{n^2} = \\frac{\\pi^2}{6}\\]\n\n"
         "A price of $5 and $10 is not math, and neither is `$x$` in code.",
     ),
+    ("user", "And is $\\href{javascript:alert(1)}{\\text{this}}$ a link?"),
 ]
 
 
@@ -147,6 +148,10 @@ async def test_math_in_chat_turns_renders_and_dollar_amounts_stay_text(
     assert "A price of $5 and $10 is not math" in text
     assert await panel.inner_text(f"{answer} >> code") == "$x$"
     assert await panel.locator(f"{answer} >> .katex-error").count() == 0
+    # TeX cannot make a link (KaTeX's trust is off): \href shows as the refused command, never an <a>
+    third = "#conv-turns li.turn >> nth=2"
+    assert await panel.locator(f"{third} >> .katex").count() == 1
+    assert await panel.locator(f"{third} >> a").count() == 0 and "\\href" in await panel.inner_text(third)
     problems: dict[str, Any] = {}
     await tour(panel, "51-conversation-math", problems)
     assert not problems, problems

@@ -89,7 +89,7 @@ const MATH_EXTENSIONS = [
   },
 ];
 
-const KATEX = { throwOnError: false, trust: false, strict: 'ignore', output: 'htmlAndMathml', maxSize: 20, maxExpand: 500 };
+const KATEX = { throwOnError: false, errorColor: 'var(--bad)', trust: false, strict: 'ignore', output: 'htmlAndMathml', maxSize: 20, maxExpand: 500 };
 
 /** Each sanitised span.math becomes KaTeX's rendering of its text (the TeX); on failure it stays text. @param {ParentNode} root */
 function renderMath(root) {
