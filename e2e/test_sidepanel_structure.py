@@ -53,7 +53,7 @@ PAGE_HTML = (
     "<tbody><tr><td>Bark graft</td><td>High</td><td>Low</td></tr><tr><td>Whip and tongue</td><td>Medium</td>"
     "<td>High</td></tr></tbody></table>"
     "<h2>Record keeping</h2><p>Keep a log of every graft, so you can see which methods work in your "
-    "orchard over the years: &lt;img src=x onerror=alert(1)&gt; stays text.</p>"
+    "<a href='/orchard'>orchard</a> over the years: &lt;img src=x onerror=alert(1)&gt; stays text.</p>"
     "<pre><code>date,tree,method,result\n2024-04-12,A3,bark,took</code></pre>"
     "<p>Seal every cut with grafting wax and label the tree.</p></article></main></body></html>"
 )
@@ -104,6 +104,8 @@ async def test_the_library_reader_shows_the_pages_structure(browser: Browser, se
     assert await panel.locator(f"{reader} ul > li").count() == 3
     assert await panel.locator(f"{reader} table tbody tr").count() == 2
     assert "2024-04-12,A3,bark,took" in await panel.inner_text(f"{reader} pre code")
+    link = panel.locator(f"{reader} a[href='https://orchard.example/orchard']")
+    assert await link.inner_text() == "orchard" and await link.get_attribute("rel") == "noopener noreferrer"
     # the page's escaped markup is text, never an element
     assert await panel.locator(f"{reader} img").count() == 0
     assert "<img src=x onerror=alert(1)> stays text" in await panel.inner_text(reader)

@@ -26,8 +26,8 @@ HTML = (
     "tongue</td><td>Medium</td><td>High</td></tr><tr><td>Patch "
     "bud</td><td>High</td><td>Medium</td></tr></tbody></table>\n"
     "<h2>Record keeping</h2>\n"
-    "<p>Keep a log of every graft, so you can see which methods work in your orchard over the "
-    "years.</p>\n"
+    "<p>Keep a log of every graft, so you can see which methods work in your <a href='/orchard'>orchard</a> "
+    "over the years.</p>\n"
     "<pre><code>date,tree,method,result\n"
     "2024-04-12,A3,bark,took\n"
     "2024-04-12,A4,patch,failed</code></pre>\n"
@@ -49,6 +49,8 @@ async def test_a_saved_page_answers_its_markdown_beside_unchanged_search_text(ap
     assert "\n- Wait for the rootstock to leaf out\n" in md
     assert "| Method | Success | Skill |" in md and "\n|---|---|---|\n" in md
     assert "```\ndate,tree,method,result\n" in md and md.count("```") == 2
+    assert "methods work in your [orchard](https://orchard.example/orchard) over the years." in md
+    assert "[Home]" not in md  # the navigation's link is not in any extracted block
     assert "Home" not in md and "Copyright" not in md  # boilerplate stays out, as in the text
     # the search text is exactly what extraction without Markdown gives (the same pass)
     assert doc["text"] == extract_html(HTML, URL, markdown=False).text

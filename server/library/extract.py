@@ -3,8 +3,9 @@
 trafilatura first (comments excluded, tables included, with its metadata: title, author,
 date, site name). Its one extraction pass gives both the text (what search indexes) and the
 Markdown of the same tree (headings, lists, tables, code, quotes), which the reader shows. Links
-and emphasis are not in it: asking trafilatura to keep links changes what it extracts (the text
-of 31 of the 150 reference pages differs), and the search text must not change. When it
+are put back from the page afterwards (server.library.links, conservatively): asking trafilatura
+to keep them changes what it extracts (the text of 31 of the 150 reference pages differs), and
+the search text must not change. Emphasis is not kept. When it
 returns nothing, a BeautifulSoup fallback over <main>, <article> or <body> with navigation,
 headers, footers, asides, scripts and styles removed. The
 page's declared canonical URL and language are read from its <head>.
@@ -35,6 +36,8 @@ from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup
 from lxml.html import HtmlElement
+
+from server.library.links import add_links, page_anchors
 
 with warnings.catch_warnings():
     # trafilatura imports urllib3's SOCKS support for its downloader (which we do not use);
@@ -149,6 +152,7 @@ def extract_html(html: str, url: str, *, markdown: bool = True) -> Extracted:
     text = ""
     if tree is not None:
         meta = page_metadata(tree, url)
+        anchors = page_anchors(tree, url) if markdown else []  # before extraction changes the tree
         try:
             doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, include_tables=True)
         except Exception:  # noqa: BLE001 - a failure on one page is the fallback's job
@@ -158,6 +162,7 @@ def extract_html(html: str, url: str, *, markdown: bool = True) -> Extracted:
         body = getattr(doc, "body", None)
         if markdown and text and body is not None:
             md = page_markdown(body, url)
+            md = add_links(md, anchors) if md else md
     extractor = "trafilatura"
     if not text:
         md = None
