@@ -12,7 +12,7 @@ PAGE = "https://orchard.example/guides/grafting"
 
 
 def linked(html: str, markdown: str) -> str:
-    return add_links(markdown, page_anchors(fromstring(html), PAGE))
+    return add_links(markdown, page_anchors(fromstring(html), PAGE), PAGE)
 
 
 def test_an_anchor_in_its_paragraph_becomes_an_absolute_link() -> None:

@@ -162,7 +162,7 @@ def extract_html(html: str, url: str, *, markdown: bool = True) -> Extracted:
         body = getattr(doc, "body", None)
         if markdown and text and body is not None:
             md = page_markdown(body, url)
-            md = add_links(md, anchors) if md else md
+            md = add_links(md, anchors, url) if md else md
     extractor = "trafilatura"
     if not text:
         md = None

@@ -25,29 +25,37 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-Anchor = tuple[str, str, str]  # (anchor text, absolute url, the text of its block)
+Anchor = tuple[str, str, str]  # (anchor text, its href as written, the text of its block)
 
 
 def page_anchors(tree: HtmlElement, url: str) -> list[Anchor]:
     """The page's anchors that could become links, read BEFORE extraction changes the tree."""
     found: list[Anchor] = []
+    blocks: dict[HtmlElement, str] = {}  # a block's text, read once however many links it holds
     for n, a in enumerate(tree.iter("a")):
         if n >= MAX_ANCHORS:
             return []
         href = (a.get("href") or "").strip()
-        text = _norm(a.text_content() or "")
-        if not href or len(text) < 2 or "[" in text or "]" in text or "`" in text:
-            continue
-        target = urljoin(url, href)
-        if urlsplit(target).scheme not in ("http", "https"):
+        if not href or href.startswith(("#", "javascript:", "mailto:")):
             continue
         block = a.getparent()
         while block is not None and (not isinstance(block.tag, str) or block.tag.lower() not in BLOCKS):
             block = block.getparent()
         if block is None:
             continue
-        found.append((text, target, _norm(block.text_content() or "")))
+        text = _norm(a.text_content() or "")
+        if len(text) < 2 or "[" in text or "]" in text or "`" in text:
+            continue
+        if block not in blocks:
+            blocks[block] = _norm(block.text_content() or "")
+        found.append((text, href, blocks[block]))  # resolved only if it becomes a link
     return found
+
+
+def _target(url: str, href: str) -> str | None:
+    """The absolute http(s) URL of `href` on the page at `url`, else None."""
+    target = urljoin(url, href)
+    return target if urlsplit(target).scheme in ("http", "https") else None
 
 
 def _inside_word(line: str, start: int, end: int) -> bool:
@@ -61,7 +69,7 @@ def _destination(url: str) -> str:
     return f"<{url}>" if re.search(r"[\s()<>]", url) else url
 
 
-def add_links(markdown: str, anchors: list[Anchor]) -> str:
+def add_links(markdown: str, anchors: list[Anchor], url: str) -> str:
     """`markdown` with the anchors whose block is on exactly one line, and whose text occurs once
     on it, as Markdown links (never inside code, never on a line that already has one)."""
     if not anchors:
@@ -75,21 +83,26 @@ def add_links(markdown: str, anchors: list[Anchor]) -> str:
         elif not in_code and "`" not in line and "](" not in line:
             open_lines[i] = _norm(_ESCAPED.sub(r"\1", line))
     wanted: dict[int, list[tuple[str, str]]] = {}
-    for text, url, block in anchors:
-        where = [i for i, flat in open_lines.items() if block and block in flat]
+    lines_of: dict[str, list[int]] = {}
+    for text, href, block in anchors:
+        if block and block not in lines_of:
+            lines_of[block] = [i for i, flat in open_lines.items() if block in flat][:2]
+        where = lines_of.get(block, [])
         if len(where) == 1:
-            wanted.setdefault(where[0], []).append((text, url))
+            wanted.setdefault(where[0], []).append((text, href))
     for i, items in wanted.items():
         line = lines[i]
         spans: list[tuple[int, int, str]] = []
-        for text, url in items:
+        for text, href in items:
             at = line.find(text)
             if at < 0 or line.find(text, at + 1) >= 0:
                 continue
             end = at + len(text)
             if _inside_word(line, at, end) or any(at < e and s < end for s, e, _ in spans):
                 continue
-            spans.append((at, end, f"[{text}]({_destination(url)})"))
+            target = _target(url, href)
+            if target is not None:
+                spans.append((at, end, f"[{text}]({_destination(target)})"))
         out, last = [], 0
         for s, e, link in sorted(spans):
             out += [line[last:s], link]
