@@ -179,15 +179,20 @@ async def playwright_driver() -> AsyncIterator[Any]:
 async def make_farm(
     request: pytest.FixtureRequest, health: dict[str, Any], playwright_driver: Any
 ) -> AsyncIterator[Callable[..., Awaitable[Farm]]]:
-    """make_farm(ext_dir=..., viewport=...) -> a started Farm; every farm made is stopped at
-    teardown."""
+    """make_farm(ext_dir=..., viewport=..., others=(more extension dirs,)) -> a started Farm; every
+    farm made is stopped at teardown."""
     farms: list[Farm] = []
     pw = playwright_driver
     tmp = Path(tempfile.mkdtemp(prefix="wf-farm-"))
 
-    async def make(ext_dir: Path = EXTENSION_DIR, tag: str = "", viewport: dict[str, int] | None = None) -> Farm:
+    async def make(
+        ext_dir: Path = EXTENSION_DIR,
+        tag: str = "",
+        viewport: dict[str, int] | None = None,
+        others: tuple[Path, ...] = (),
+    ) -> Farm:
         name = safe_name(request.node.nodeid) + (f"-{tag}" if tag else "")
-        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport)
+        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport, others)
         farms.append(farm)
         await farm.start()
         health.setdefault("start_s", farm.timings.get("start_s"))

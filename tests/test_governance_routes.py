@@ -40,9 +40,7 @@ async def test_sensitive_child_beats_user_rule_on_parent(api: Api) -> None:
     assert (body["mode"], body["reason"]) == ("collect", "rule:google.com")
 
 
-@pytest.mark.parametrize(
-    "host", ["github.io", "co.uk", "com", "a b.com", "http://x.com/", "a..com", "x" * 64 + ".com", "a:b:c", "[zz::1]"]
-)
+@pytest.mark.parametrize("host", ["a b.com", "http://x.com/", "a..com", "x" * 64 + ".com", "a:b:c", "[zz::1]"])
 async def test_bad_rule_hosts_refused_and_nothing_stored(api: Api, host: str) -> None:
     status, body = await api.put("/api/site-mode", {"host": host, "mode": "off"})
     assert status == 400, body

@@ -296,7 +296,7 @@ async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(
     (empty / "token").write_text("not-the-token")
     async with agent(server.port, empty) as session:
         error, text = await call(session, "page_memory", url="https://example.com/")
-    assert error and "did not accept the token" in text
+    assert error and "did not prove it holds the token" in text and "the token was not sent" in text
     async with agent(server.port, server.data_dir) as session:  # control: the right data dir works
         error, text = await call(session, "search_memory", query="anything")
     assert not error and "No stored item matches" in text

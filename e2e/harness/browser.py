@@ -9,6 +9,7 @@ from ours.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -87,10 +88,17 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")  # None: Playwright's own Chromium
 
 
-def chromium_args(ext_dir: Path, tap: Tap) -> list[str]:
+def unpacked_id(path: Path) -> str:
+    """The id Chromium gives an unpacked extension without a `key`: from its directory's path."""
+    digest = hashlib.sha256(str(path).encode("utf-8")).hexdigest()[:32]
+    return "".join(chr(ord("a") + int(c, 16)) for c in digest)
+
+
+def chromium_args(ext_dir: Path, tap: Tap, others: tuple[Path, ...] = ()) -> list[str]:
+    dirs = ",".join(str(d) for d in (ext_dir, *others))
     args = [
-        f"--disable-extensions-except={ext_dir}",
-        f"--load-extension={ext_dir}",
+        f"--disable-extensions-except={dirs}",
+        f"--load-extension={dirs}",
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
@@ -123,8 +131,10 @@ class Browser:
         tap: Tap,
         ext_dir: Path = EXTENSION_DIR,
         viewport: dict[str, int] | None = None,
+        others: tuple[Path, ...] = (),
     ) -> None:
         self.pw = playwright
+        self.others = tuple(Path(o) for o in others)  # more unpacked extensions (ids from their paths)
         self.viewport = viewport or {"width": 1280, "height": 900}
         self.root = Path(root)
         self.tap = tap
@@ -150,7 +160,7 @@ class Browser:
                 str(profile),
                 headless=True,
                 executable_path=chromium_path(),
-                args=chromium_args(self.ext_dir, self.tap),
+                args=chromium_args(self.ext_dir, self.tap, self.others),
                 viewport=self.viewport,
             )
         except Exception as exc:
@@ -168,7 +178,7 @@ class Browser:
         deadline = time.monotonic() + within
         while True:
             for w in self.context.service_workers:
-                if w.url.startswith("chrome-extension://"):
+                if w.url.startswith("chrome-extension://") and w.url.split("/")[2] not in self.other_ids:
                     if not w.url.startswith(EXTENSION_ORIGIN + "/"):
                         raise FarmError(
                             f"the extension loaded with id {w.url.split('/')[2]}, not the pinned {EXTENSION_ID}"
@@ -182,6 +192,20 @@ class Browser:
                 )
             except Exception:  # noqa: BLE001, S110 - loop re-checks and raises on the deadline
                 pass
+
+    @property
+    def other_ids(self) -> set[str]:
+        return {unpacked_id(o) for o in self.others}
+
+    async def worker_of(self, extension_id: str, within: float = 10.0) -> Any:
+        """The service worker of another loaded extension."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            for w in self.context.service_workers:
+                if w.url.startswith(f"chrome-extension://{extension_id}/"):
+                    return w
+            await asyncio.sleep(0.1)
+        raise FarmError(f"no service worker for extension {extension_id}")
 
     def _on_request(self, request: Any) -> None:
         ctx = "unknown"

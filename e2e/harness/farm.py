@@ -32,12 +32,13 @@ class Farm:
         name: str,
         ext_dir: Path = EXTENSION_DIR,
         viewport: dict[str, int] | None = None,
+        others: tuple[Path, ...] = (),
     ) -> None:
         self.root = Path(root)
         self.name = name
         self.tap = Tap()
         self.server = CompanionServer(self.root)
-        self.browser = Browser(playwright, self.root, self.tap, ext_dir, viewport)
+        self.browser = Browser(playwright, self.root, self.tap, ext_dir, viewport, others)
         self.timings: dict[str, float] = {}
         self._lap = time.monotonic()
         self.artifacts: list[str] = []

@@ -4,8 +4,8 @@
 import '../shared/protocol.js';
 import * as actions from './actions.js';
 import { refreshPolicy, syncContentScripts } from './governance.js';
-import { ALARM, flush } from './outbox.js';
-import { dispatch } from './messages.js';
+import { ALARM, flush, pending } from './outbox.js';
+import { connection, dispatch } from './messages.js';
 import { flushDeletes } from './library.js';
 import { pageMemoryOn } from './store.js';
 import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
@@ -41,6 +41,7 @@ chrome.runtime.onInstalled.addListener(() =>
 
 chrome.runtime.onStartup.addListener(() =>
   guarded('onStartup', async () => {
+    if (await pageMemoryOn()) await connection(); // finds the server, or has the browser link start it
     const { changed } = await refreshPolicy();
     await syncContentScripts();
     if (changed) await refreshActiveTabs();
@@ -116,5 +117,11 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 
 chrome.alarms.onAlarm.addListener((alarm) => {
-  if (alarm.name === ALARM) guarded('alarm', tryOutbox);
+  if (alarm.name !== ALARM) return;
+  return guarded('alarm', async () => {
+    await tryOutbox();
+    // saves still waiting while page memory is on: the server may be down, and the browser link
+    // can start it (connection() asks it only then); deliver once it answers
+    if ((await pending()).length && (await pageMemoryOn()) && (await connection()).state === 'connected') await tryOutbox();
+  });
 });

@@ -13,6 +13,7 @@ import { flush, pending } from './outbox.js';
 import { flushDeletes, pendingIds, scheduleDelete, undoDelete } from './library.js';
 import { api, explain, baseUrl } from './server.js';
 import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
+import { linkUp } from './link.js';
 import { refreshActiveTabs, invalidatePage } from './tabs.js';
 
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
@@ -70,8 +71,19 @@ async function targetTab(tabId) {
   return tab || null;
 }
 
-/** "Server not running" / "Not paired" / "Connected". */
-async function connection() {
+/**
+ * "Server not running" / "Not paired" / "Connected" — after asking the browser link (link.js)
+ * when the server cannot be reached (start it) or does not know us (its token).
+ */
+export async function connection() {
+  const conn = await check();
+  if (conn.state !== 'down' && conn.state !== 'unpaired') return conn;
+  const linked = await linkUp(conn.state === 'down' ? 'start' : 'locate');
+  return linked.ok ? check() : conn;
+}
+
+/** The connection as it is now (no link). */
+async function check() {
   const { token } = await getLocal(['token']);
   const health = await api.health();
   if (!health.ok && health.kind === 'down') return { state: 'down', message: 'Server not running' };
@@ -130,6 +142,7 @@ async function onPanel(type, p) {
         serverUrl: await baseUrl(),
         outboxCount: s.outbox.length,
         policyVersion: s.policy ? s.policy.version : null,
+        link: (await getSession('link')) || null,
         tab: await tabInfo(await targetTab(p.tabId)),
       };
     }

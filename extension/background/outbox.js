@@ -2,7 +2,8 @@
 // delivered once when it is reachable: each item keeps the Idempotency-Key it was first sent with,
 // so a delivery that reached the server but lost its answer is not stored twice.
 // Delivery attempts: on startup, on tab activation, on panel open, and from an alarm at most every
-// minute while the outbox is non-empty (the alarm is removed when it is empty).
+// minute while the outbox is non-empty (the alarm is removed when it is empty); when the alarm
+// finds the server down, the browser link is asked to start it (background/main.js).
 
 import { api, WRITE_ROUTES } from './server.js';
 import { getLocal, setLocal } from './store.js';

@@ -1,6 +1,7 @@
 // State lives in chrome.storage, never in module globals (the worker may be evicted any time).
 //   local:   token, serverUrl, pageMemory, disclosureAccepted, policy, outbox, selectorMisses
-//   session: probe:<normalised url> (30 s probe cache), notice:<tabId> (why a write was refused)
+//   session: probe:<normalised url> (30 s probe cache), notice:<tabId> (why a write was refused),
+//            serverStarting, link (the browser link's last answer, link.js)
 
 export const DEFAULT_SERVER_URL = 'http://127.0.0.1:37711';
 

@@ -35,9 +35,11 @@ export async function tabId() {
 export function showConnection(conn) {
   const pill = $('conn');
   pill.dataset.state = conn.state;
-  pill.textContent = conn.state === 'connected' ? 'Connected' : conn.state === 'down' ? 'Server not running' : conn.state === 'unpaired' ? 'Not paired' : conn.message;
+  const words = /** @type {Record<string, string>} */ ({ connected: 'Connected', down: 'Server not running', unpaired: 'Not paired', starting: 'Starting…' });
+  pill.textContent = words[conn.state] || conn.message;
   const detail = {
     connected: 'Connected to the Wherefrom server.',
+    starting: 'Starting the Wherefrom server (the browser link)…',
     down: 'Server not running — start it with “wherefrom serve”. Nothing is lost: saves wait in the outbox.',
     unpaired: 'Not paired — the server is running but does not know this browser yet. Paste the token below.',
   }[conn.state] || conn.message;

@@ -60,7 +60,7 @@ def server_holding(client: Client, db: Path) -> str | None:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     data_dir = args.data_dir or default_data_dir()
-    client = Client(args.port, data_dir, timeout=2)
+    client = Client(args.port, data_dir, timeout=5)  # two round trips: the proof, then health
     try:
         done = restore(data_dir, args.file, lambda db: server_holding(client, db))
     except (RefusedError, sqlite3.Error, OSError) as err:

@@ -1,8 +1,10 @@
 """The one client of the RUNNING Wherefrom server, for every command that asks it (status, add,
-import, search, mcp, import-chats, export, restore's check).
+import, search, mcp, import-chats, export, restore's check, the browser link's host).
 
 It speaks HTTP to 127.0.0.1:<port> with the token from <data dir>/token, so the server stays
-the one writer and the one authority (governance, visibility, ranking). Every failure is one
+the one writer and the one authority (governance, visibility, ranking). The token is sent only
+to a server that proved it holds it (server/proof.py), on the connection the proof came over:
+another local user listening on the port while the server is down never receives it. Every failure is one
 line: `ServerUnavailable` (not running, never paired, token refused) says what to do,
 `error_message()` gives a refused request in the server's own words, and `fail()` prints either
 as `wherefrom <command>: <message>` and returns the exit code. `Progress` is the progress
@@ -12,15 +14,15 @@ display on stderr (a drawn bar on a terminal, plain lines otherwise).
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any, TextIO
 
+from server import proof
 from server.settings import DEFAULT_PORT, default_data_dir
 
 TIMEOUT = 30.0
@@ -106,26 +108,29 @@ class Client:
         """(status, parsed JSON body or None). `paired=False` asks without insisting on the
         token: it is sent when there is one, and a 401 is returned rather than raised."""
         params = {k: v for k, v in (query or {}).items() if v is not None}
-        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        target = path + ("?" + urllib.parse.urlencode(params) if params else "")
         data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
-        req = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - loopback only
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        if paired or self.token_path.exists():
-            req.add_header("Authorization", f"Bearer {self.token}")
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        token = self.token if paired or self.token_path.exists() else None
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - loopback only
-                status, raw = resp.status, resp.read()
-        except urllib.error.HTTPError as err:
-            status, raw = err.code, err.read()
+            conn.connect()
+            conn.auto_open = 0  # never reconnect behind our back: the token goes where the proof came from
+            if token is not None:
+                self._prove(conn, token)
+                headers["Authorization"] = f"Bearer {token}"
+            conn.request(method, target, body=data, headers=headers)
+            resp = conn.getresponse()
+            status, raw = resp.status, resp.read()
         except TimeoutError:
             raise TimedOut(f"no answer from {self.base} within {self.timeout:g} s") from None
-        except (OSError, ValueError) as err:
-            why = _reason(err)
-            why = "" if isinstance(getattr(err, "reason", err), ConnectionRefusedError) else f" ({why})"
+        except (OSError, ValueError, http.client.HTTPException) as err:
+            why = "" if isinstance(err, ConnectionRefusedError) else f" ({_reason(err)})"
             raise ServerUnavailable(
                 f"no server on 127.0.0.1:{self.port}{why} — start it with: {self.serve_command()}"
             ) from None
+        finally:
+            conn.close()
         if status == 401 and paired:
             raise ServerUnavailable(
                 f"the server on 127.0.0.1:{self.port} did not accept the token in {self.token_path} "
@@ -135,6 +140,24 @@ class Client:
             return status, json.loads(raw) if raw else None
         except ValueError:
             return status, None
+
+    def _prove(self, conn: http.client.HTTPConnection, token: str) -> None:
+        """The listener proves it holds the token (server/proof.py), on this connection, before
+        the token is sent; else ServerUnavailable and nothing of the token leaves."""
+        nonce = proof.new_nonce()
+        conn.request("GET", "/api/proof?nonce=" + nonce)
+        resp = conn.getresponse()
+        raw = resp.read()
+        try:
+            answer = json.loads(raw).get("proof") if resp.status == 200 else None
+        except (ValueError, AttributeError):
+            answer = None
+        if not proof.is_proof(token, nonce, answer) or resp.will_close:
+            raise ServerUnavailable(
+                f"the program at {self.base} did not prove it holds the token in {self.token_path} "
+                "(a server of another data dir, or another user's program); the token was not sent: "
+                "pass the --data-dir the server runs with"
+            )
 
 
 def error_message(status: int, body: Any) -> str:

@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime as dt
+import io
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from server.commands.client import Client, CommandError, Progress, fail
 from server.dataio import markdown, schema
+from server.private_files import SafeDir, safe_read, safe_write
 
 TIMEOUT = 120.0  # one page of the export
 
@@ -80,7 +81,6 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CommandError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
         client = Client.from_args(args, timeout=TIMEOUT)
         client.call("GET", "/api/health")
-        args.dir.mkdir(parents=True, exist_ok=True)
         counts, written, left_out = (export_json if args.format == "json" else export_markdown)(client, args)
     except CommandError as err:
         return fail("export", err)
@@ -107,15 +107,15 @@ def export_json(
 ) -> tuple[collections.Counter[str], int, collections.Counter[str]]:
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
-    target = args.dir / "wherefrom.json"
-    tmp = target.with_name(target.name + ".partial")
     head = {
         "format": schema.FORMAT,
         "version": schema.VERSION,
         "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "filters": {"site": args.site, "since": args.since, "include_off": bool(args.include_off)},
     }
-    with tmp.open("w", encoding="utf-8") as out:
+    # a fresh 0600 temp file in DIR renamed over wherefrom.json, never through a link (private_files)
+    with SafeDir.make(args.dir) as root, root.open_new("wherefrom.json") as raw:
+        out = io.TextIOWrapper(raw, encoding="utf-8")
         out.write(json.dumps(head, ensure_ascii=False)[:-1])
         for kind in ("conversations", "facts", "documents"):
             out.write(f', "{kind}": [')
@@ -124,7 +124,8 @@ def export_json(
                 counts[kind] += 1
             out.write("]")
         out.write("}\n")
-    os.replace(tmp, target)
+        out.flush()
+        out.detach()
     return counts, 1, left_out
 
 
@@ -134,28 +135,17 @@ def export_markdown(
     counts: collections.Counter[str] = collections.Counter()
     left_out: collections.Counter[str] = collections.Counter()
     names: dict[str, str] = {}
-    made: set[Path] = set()
     written = 0
+    root = SafeDir.make(args.dir)  # every file: temp + rename in its folder, links refused (private_files)
 
     def write(identity: str, rel_path: str, text: str) -> None:
         nonlocal written
         if names.setdefault(rel_path.lower(), identity) != identity:
             raise CommandError(f"two items would share {rel_path}; nothing more was written")
-        path = args.dir / rel_path
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
         data = text.encode("utf-8")
-        try:
-            if path.read_bytes() == data:
-                return  # unchanged: not rewritten (stable files, stable mtimes)
-        except FileNotFoundError:
-            path.write_bytes(data)  # new: nothing to keep whole
-            written += 1
-            return
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        if safe_read(root, rel_path) == data:
+            return  # unchanged: not rewritten (stable files, stable mtimes)
+        safe_write(root, rel_path, data)
         written += 1
 
     for item in pages(client, "conversations", args, left_out):
@@ -170,4 +160,5 @@ def export_markdown(
     for item in pages(client, "documents", args, left_out):
         write(f"document {item['url']}", *markdown.document(item))
         counts["documents"] += 1
+    root.close()
     return counts, written, left_out

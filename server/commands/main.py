@@ -13,11 +13,23 @@ import os
 import sys
 
 import server
-from server.commands import add, backup, export, import_chats, mcp, pair, search, serve, status
+from server.commands import (
+    add,
+    backup,
+    export,
+    import_chats,
+    install_browser_link,
+    mcp,
+    native_host,
+    pair,
+    search,
+    serve,
+    status,
+)
 from server.settings import add_arguments
 
 # the order of `wherefrom --help`
-COMMANDS = (serve, pair, status, add, import_chats, export, backup, search, mcp)
+COMMANDS = (serve, pair, status, add, import_chats, export, backup, search, mcp, install_browser_link, native_host)
 CLOSED_PIPE = 128 + 13  # as a process ended by SIGPIPE
 INTERRUPTED = 128 + 2  # as a process ended by SIGINT
 

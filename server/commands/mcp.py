@@ -127,7 +127,7 @@ class Tools:
 
     def add_note(self, url: str, text: str) -> str:
         try:
-            status, body = self.client.post("/api/notes", {"url": url, "text": text})
+            status, body = self.client.post("/api/notes", {"url": url, "text": text, "via": "mcp"})
         except ServerUnavailable as err:
             raise ToolFailed(str(err)) from None
         if status != 201:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.commands.client import Client, CommandError, error_message, fail
-from server.resultformat import provenance, results_text
+from server.resultformat import for_terminal, json_for_terminal, provenance, results_text
 
 DEFAULT_LIMIT = 20  # what the panel asks for
 
@@ -37,9 +37,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         return fail("search", error_message(status, body))
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
-        print(
-            json.dumps({"query": args.query, "results": [provenance(r) for r in results]}, ensure_ascii=False, indent=2)
-        )
+        answer = {"query": args.query, "results": [provenance(r) for r in results]}
+        print(json_for_terminal(json.dumps(answer, ensure_ascii=False, indent=2)))
     else:
-        print(results_text(args.query, results))
+        print(for_terminal(results_text(args.query, results)))
     return 0

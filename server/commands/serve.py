@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -36,15 +37,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = Settings.from_args(args)
     from server import serving
     from server.app import create_app
+    from server.instance import AlreadyRunning, Claim
     from server.store.db import StoreError
 
     try:
-        app = create_app(settings)
-        print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
-        print("  pair the extension: run `wherefrom pair` and paste the token in the side panel's Settings", flush=True)
-        serving.run(app, args.host, args.port)
-    except StoreError as err:
+        with Claim(settings.data_dir) as claim:  # one server per data dir
+            app = create_app(settings)
+            claim.announce(args.host, args.port)
+            print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
+            print("  pair the extension: open its side panel (see `wherefrom install-browser-link`)", flush=True)
+            serving.run(app, args.host, args.port)
+    except AlreadyRunning as err:
         print(f"wherefrom: {err}", file=sys.stderr)
+        return 1
+    except (StoreError, sqlite3.DatabaseError) as err:
+        print(f"wherefrom: cannot open the store: {err}", file=sys.stderr)
         return 1
     except OSError as err:
         print(f"wherefrom: cannot listen on {args.host}:{args.port}: {err}", file=sys.stderr)

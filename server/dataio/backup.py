@@ -4,11 +4,15 @@ server/commands/backup.py).
 `backup()` opens the database itself, read-only, beside the running server (WAL lets a second
 connection read one consistent snapshot while the server keeps writing), and copies it with
 SQLite's online backup API in a single step — one read transaction, so the copy is the database
-as of one instant and is never restarted by the server's writes. The copy is checked
-(`PRAGMA integrity_check`), made 0600 and renamed into place; an existing FILE is refused.
+as of one instant and is never restarted by the server's writes. The copy is written 0600 in a
+fresh 0700 folder made beside FILE (nobody else can plant a link in it), checked (`PRAGMA
+integrity_check`) and hard-linked into place, which fails on any existing name: an existing FILE,
+or a link at its name, is refused and nothing is ever written through a link.
 
-`restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, or whose
-schema is newer than this build's migrations; then while the caller's `serving` check names a
+`restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, whose
+schema is newer than this build's migrations, or whose schema (sqlite_master) is not exactly what
+those migrations make in a fresh database (server.store.schema_check: an added trigger, a
+missing table); then while the caller's `serving` check names a
 server holding the database, and while any process holds it open (an exclusive-lock probe,
 which also catches a server on another port). The current database (with its -wal and -shm) is
 kept aside as wherefrom.db.before-restore-<time>, then the backup is copied in.
@@ -17,13 +21,15 @@ kept aside as wherefrom.db.before-restore-<time>, then the backup is copied in.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.store.db import migration_files
+from server.store.schema_check import differences_in, migration_files
 
 DB_NAME = "wherefrom.db"
 
@@ -36,14 +42,20 @@ def backup(db: Path, dest: Path) -> dict[str, Any]:
     """Copy `db` to `dest` through the backup API from a read-only connection."""
     if not db.exists():
         raise RefusedError(f"no database at {db}")
-    if dest.exists():
+    if os.path.lexists(dest):
         raise RefusedError(f"{dest} exists; choose a new file name")
-    tmp = dest.with_name(dest.name + ".partial")
-    tmp.unlink(missing_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".wherefrom-backup-", dir=dest.parent))  # 0700, ours alone
+    try:
+        return _backup_via(db, dest, work / "copy.db")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _backup_via(db: Path, dest: Path, tmp: Path) -> dict[str, Any]:
     started = time.perf_counter()
     src = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         dst = sqlite3.connect(tmp)
         try:
@@ -56,9 +68,11 @@ def backup(db: Path, dest: Path) -> dict[str, Any]:
     finally:
         src.close()
     if problems:
-        tmp.unlink(missing_ok=True)
         raise RefusedError(f"the copy failed integrity_check: {problems[:3]}")
-    os.replace(tmp, dest)
+    try:
+        os.link(tmp, dest, follow_symlinks=False)  # never replaces a name, a link's included
+    except FileExistsError:
+        raise RefusedError(f"{dest} exists; choose a new file name") from None
     done = time.perf_counter()
     return {
         "bytes": dest.stat().st_size,
@@ -89,14 +103,20 @@ def check_restorable(path: Path) -> str:
             names = {r[0] for r in con.execute("SELECT name FROM schema_migrations")}
         except sqlite3.DatabaseError:
             raise RefusedError(f"{path} is not a Wherefrom database (no schema_migrations)") from None
+        known = {name for name, _ in migration_files()}
+        newer = sorted(names - known)
+        if newer:
+            raise RefusedError(
+                f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first"
+            )
+        wrong = differences_in(con)
+        if wrong:
+            more = f"; and {len(wrong) - 5} more" if len(wrong) > 5 else ""
+            raise RefusedError(f"{path} is not a database this build made ({'; '.join(wrong[:5])}{more}); not restored")
     except sqlite3.DatabaseError as err:
         raise RefusedError(f"{path} fails integrity_check: {err}") from None
     finally:
         con.close()
-    known = {name for name, _ in migration_files()}
-    newer = sorted(names - known)
-    if newer:
-        raise RefusedError(f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first")
     return max(names) if names else ""
 
 

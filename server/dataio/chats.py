@@ -8,14 +8,19 @@ Three shapes are recognised by their content, never by the file name:
            content, created_at}]}; ISO-8601 times (a date alone is day-granular); page
            https://claude.ai/chat/<uuid>
   Wherefrom  our own JSON export ({"format": "wherefrom-export", ...}, docs/export.schema.json)
-A `.zip` (the services' download) is read for its conversations.json / wherefrom.json.
+A `.zip` (the services' download) is read for its conversations.json / wherefrom.json, inflated
+as a stream and refused past MAX_BYTES (as a plain file is): a small zip cannot inflate to
+gigabytes in memory.
 
 What is kept: user and assistant messages, each with the service's message id as its native
 id and its own time as valid_at. ChatGPT `code` becomes a fenced block. Everything else is
 counted in `skipped` by reason (system and tool messages by content type, images, attachments,
 empty messages, messages without any date) — never dropped silently. The whole file is checked
-before anything is returned: a malformed one raises ExportFormatError naming the field (and the
-line, for JSON syntax).
+before anything is returned, every item through the import route's own checks
+(server.dataio.checks: the shape, times from 1970 to 9999, URLs, empty text; NaN and Infinity
+are not JSON): a malformed one raises ExportFormatError naming the field (and the line, for
+JSON syntax), and nothing else ever leaves read_file (an encrypted or broken zip, nesting too
+deep for the parser).
 """
 
 from __future__ import annotations
@@ -23,14 +28,15 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
-import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from server import ages, limits
-from server.dataio import schema
+from server.api import MAX_DEPTH, json_depth, strict_json
+from server.dataio import checks, schema
 from server.textcaps import cap
 
 CHATGPT_PAGE = "https://chatgpt.com/c/{}"
@@ -56,6 +62,9 @@ class Parsed:
         return sum(len(c["turns"]) for c in self.conversations)
 
 
+MAX_BYTES = 1024 * 1024 * 1024  # one export file (or the zip member read from it), as JSON text
+
+
 def export_in_folder(folder: Path) -> Path | None:
     """The export's JSON in an unzipped export folder (at its top, or in its only subfolder)."""
     subfolders = [p for p in folder.iterdir() if p.is_dir()]
@@ -74,32 +83,66 @@ def read_file(path: Path) -> Parsed:
             if found is None:
                 raise ExportFormatError(f"the folder {path} holds no {' or '.join(ZIP_MEMBERS)}")
             path = found
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(4)
+            if head == b"PK\x03\x04":
+                raw, name = _from_zip(path)
+            else:
+                raw, name = head + _read_capped(f, MAX_BYTES - len(head), path.name), path.name
     except OSError as err:
         raise ExportFormatError(f"cannot read {path}: {err.strerror or err}") from None
-    name = path.name
-    if raw[:4] == b"PK\x03\x04":
-        raw, name = _from_zip(raw, path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ExportFormatError(f"{name}: not UTF-8 (byte {err.start})") from None
+    del raw
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except json.JSONDecodeError as err:
         raise ExportFormatError(f"{name}: line {err.lineno}, column {err.colno}: {err.msg}") from None
-    return parse(data)
-
-
-def _from_zip(raw: bytes, path: Path) -> tuple[bytes, str]:
+    except RecursionError:
+        raise ExportFormatError(f"{name}: nested too deeply to be an export") from None
+    except ValueError as err:  # NaN, Infinity
+        raise ExportFormatError(f"{name}: {err}") from None
+    if json_depth(data) > MAX_DEPTH:
+        raise ExportFormatError(f"{name}: nested deeper than {MAX_DEPTH} levels; not an export")
     try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        parsed = parse(data)
+    except RecursionError:
+        raise ExportFormatError(f"{name}: nested too deeply to be an export") from None
+    found = checks.file_problem(parsed.conversations, parsed.facts, parsed.documents)
+    if found is not None:
+        raise ExportFormatError(found)
+    return parsed
+
+
+def _read_capped(f: IO[bytes], limit: int, name: str) -> bytes:
+    """At most `limit` bytes of `f`, read as a stream; ExportFormatError past it."""
+    parts: list[bytes] = []
+    total = 0
+    while chunk := f.read(1024 * 1024):
+        total += len(chunk)
+        if total > limit:
+            raise ExportFormatError(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MB; not imported")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _from_zip(path: Path) -> tuple[bytes, str]:
+    try:
+        with zipfile.ZipFile(path) as zf:
             names = {Path(n).name: n for n in zf.namelist()}
             for member in ZIP_MEMBERS:
                 if member in names:
-                    return zf.read(names[member]), f"{path.name}:{names[member]}"
+                    label = f"{path.name}:{names[member]}"
+                    with zf.open(names[member]) as f:
+                        return _read_capped(f, MAX_BYTES, label), label
     except zipfile.BadZipFile as err:
         raise ExportFormatError(f"{path}: not a readable zip ({err})") from None
+    except RuntimeError as err:  # zipfile: "File ... is encrypted, password required for extraction"
+        raise ExportFormatError(f"{path}: the zip is encrypted ({err}); export it again without a password") from None
+    except (NotImplementedError, zlib.error, EOFError, ValueError) as err:
+        raise ExportFormatError(f"{path}: cannot inflate the zip ({err})") from None
     raise ExportFormatError(f"{path}: the zip holds no conversations.json")
 
 
@@ -137,6 +180,15 @@ def _need(obj: Any, key: str, kinds: tuple[type, ...], where: str, *, optional: 
     return value
 
 
+def _time(value: float | None, where: str) -> float | None:
+    """A Unix time from the file, refused unless finite and from 1970 to 9999 (server.ages)."""
+    if value is None:
+        return None
+    if not ages.in_range(value):
+        raise ExportFormatError(f"{where}: {value!r} is not a time from 1970 to 9999")
+    return float(value)
+
+
 def _text(value: str, parsed: Parsed) -> str:
     if len(value) > limits.TURN_CHARS:
         parsed.truncated += 1
@@ -158,7 +210,7 @@ def parse_chatgpt(data: list[Any]) -> Parsed:
         cid = _need(conv, "id", (str,), where)
         mapping = _need(conv, "mapping", (dict,), where)
         title = _need(conv, "title", (str,), where, optional=True) or ""
-        created = _need(conv, "create_time", (int, float), where, optional=True)
+        created = _time(_need(conv, "create_time", (int, float), where, optional=True), f"{where}.create_time")
         node_id = _need(conv, "current_node", (str,), where, optional=True)
         path: list[dict[str, Any]] = []
         seen: set[str] = set()
@@ -200,7 +252,7 @@ def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Pars
     role = _need(author, "role", (str,), f"{where}.author")
     content = _need(msg, "content", (dict,), where)
     ctype = _need(content, "content_type", (str,), f"{where}.content")
-    when = _need(msg, "create_time", (int, float), where, optional=True)
+    when = _time(_need(msg, "create_time", (int, float), where, optional=True), f"{where}.create_time")
     if role not in ("user", "assistant"):
         parsed.skipped[f"{role} message ({ctype})"] += 1
         return None
@@ -250,7 +302,10 @@ def _claude_time(value: Any, where: str) -> tuple[float, str]:
         raise ExportFormatError(f"{where}: not an ISO-8601 time ({value!r})") from err
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
-    return t.timestamp(), ages.INSTANT
+    when = t.timestamp()
+    if not ages.in_range(when):
+        raise ExportFormatError(f"{where}: {value!r} is not a time from 1970 to 9999")
+    return when, ages.INSTANT
 
 
 def parse_claude(data: list[Any]) -> Parsed:

@@ -157,7 +157,8 @@ async def _conversations(store: Store, scope: Scope, after: int, limit: int) -> 
 async def _facts(store: Store, scope: Scope, after: int, limit: int) -> tuple[list[dict[str, Any]], int | None]:
     host_sql = _host_clause("f", scope)
     rows = await store.fetchall(
-        "SELECT f.id, f.kind, f.source_url, f.source_host, f.title, f.text, f.valid_at, f.granularity FROM facts f "  # noqa: S608 - constant clauses
+        "SELECT f.id, f.kind, f.source_url, f.source_host, f.title, f.text, f.valid_at, f.granularity, "  # noqa: S608
+        "f.via FROM facts f "  # constant clauses
         "WHERE f.id > :after AND f.kind IN ('note', 'clip') "
         f"AND {visible('facts', 'f', include_off=scope.include_off)} AND {host_sql} AND f.valid_at >= :since "
         "ORDER BY f.id LIMIT :limit",
@@ -172,6 +173,7 @@ async def _facts(store: Store, scope: Scope, after: int, limit: int) -> tuple[li
             "text": r["text"],
             "valid_at": r["valid_at"],
             "granularity": r["granularity"],
+            **({"via": r["via"]} if r["via"] else {}),
         }
         for r in rows
     ]

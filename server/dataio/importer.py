@@ -104,6 +104,7 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 valid_at=fact["valid_at"],
                 granularity=fact["granularity"],
                 now=now,
+                via=fact.get("via"),
             )
             counts["facts_add"] += 1
             touched.add(prov.source_url)

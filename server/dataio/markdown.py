@@ -4,21 +4,18 @@ document; each with YAML front matter (url, site, title, kind, dates). Pure func
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
+from server import ages
 from server.dataio.slugs import file_name, safe_component
 from server.urls import host_of
 
 
 def when(epoch: float | None, granularity: str = "instant") -> str | None:
-    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only."""
-    if epoch is None:
-        return None
-    if granularity == "day":
-        return dt.datetime.fromtimestamp(epoch).astimezone().date().isoformat()
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only (server.ages.iso:
+    None for a time out of range, never an error)."""
+    return ages.iso(epoch, granularity)
 
 
 def front_matter(fields: dict[str, Any]) -> str:
@@ -48,7 +45,8 @@ def conversation(item: dict[str, Any]) -> tuple[str, str]:
     )
     body = [f"# {item['title'] or item['url']}\n"]
     for t in turns:
-        body.append(f"## {t['role'].capitalize()} · {when(t['valid_at'], t['granularity'])}\n\n{t['text'].rstrip()}\n")
+        at = when(t["valid_at"], t["granularity"]) or ages.UNKNOWN
+        body.append(f"## {t['role'].capitalize()} · {at}\n\n{t['text'].rstrip()}\n")
     path = f"conversations/{safe_component(site)}/{file_name(item['title'], item['site'] + ' ' + item['url'])}"
     return path, head + "\n" + "\n".join(body)
 
@@ -72,11 +70,11 @@ def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:
     )
     body = [f"# {title or url}\n"]
     for f in facts:
-        label = "Note" if f["kind"] == "note" else "Clip"
+        label = ("Note" if f["kind"] == "note" else "Clip") + (f" (via {f['via']})" if f.get("via") else "")
         text = f["text"].rstrip()
         if f["kind"] == "clip":
             text = "\n".join("> " + line for line in text.splitlines())
-        body.append(f"## {label} · {when(f['valid_at'], f['granularity'])}\n\n{text}\n")
+        body.append(f"## {label} · {when(f['valid_at'], f['granularity']) or ages.UNKNOWN}\n\n{text}\n")
     return f"notes/{safe_component(host)}/{file_name(title, url)}", head + "\n" + "\n".join(body)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server import limits
+from server import ages, limits
 
 FORMAT = "wherefrom-export"
 VERSION = 1
@@ -31,8 +31,18 @@ def _obj(props: Json, required: list[str], description: str) -> Json:
 
 URL = {"type": "string", "minLength": 1, "maxLength": 4096}
 TITLE = {"type": "string", "maxLength": limits.TITLE_CHARS}
-TIME = {"type": "number", "minimum": 0, "description": "Unix seconds"}
-OPT_TIME = {"type": ["number", "null"], "minimum": 0, "description": "Unix seconds, or null when unknown"}
+TIME = {
+    "type": "number",
+    "minimum": ages.MIN_TIME,
+    "maximum": ages.MAX_TIME,
+    "description": "Unix seconds (1970 to 9999)",
+}
+OPT_TIME = {
+    "type": ["number", "null"],
+    "minimum": ages.MIN_TIME,
+    "maximum": ages.MAX_TIME,
+    "description": "Unix seconds (1970 to 9999), or null when unknown",
+}
 GRANULARITY = {
     "type": "string",
     "enum": ["instant", "day"],
@@ -73,6 +83,7 @@ FACT = _obj(
         "text": {"type": "string", "minLength": 1, "maxLength": limits.NOTE_CHARS},
         "valid_at": TIME,
         "granularity": GRANULARITY,
+        "via": {"type": "string", "enum": ["mcp"], "description": "written by an agent (MCP), not the person"},
     },
     ["kind", "url", "title", "text", "valid_at", "granularity"],
     "a note or a clip about a page",

@@ -70,29 +70,31 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
     return [document_summary(r) for r in rows]
 
 
-async def count_for_host(store: Store, host: str) -> int:
-    """Live (not forgotten) documents from `host` and its subdomains (whole labels: never
-    notexample.com), off or not: what a forget of the host would hide."""
+async def count_for_host(store: Store, host: str, *, subdomains: bool = True) -> int:
+    """Live (not forgotten) documents from `host` and (unless not `subdomains`) its subdomains
+    (whole labels: never notexample.com), off or not: what a forget of the host would hide."""
     h = clean_host(host)
     if not h:
         return 0
+    clause = host_clause("source_host", "host") if subdomains else "source_host = :host"
     row = await store.fetchone(
-        "SELECT COUNT(*) FROM documents WHERE invalid_at IS NULL AND "  # noqa: S608 - built by host_clause
-        f"{host_clause('source_host', 'host')}",
+        f"SELECT COUNT(*) FROM documents WHERE invalid_at IS NULL AND {clause}",  # noqa: S608 - built by host_clause
         {"host": h},
     )
     return int(row[0]) if row else 0
 
 
-async def pages_for_host(store: Store, host: str, limit: int) -> list[dict[str, Any]]:
-    """The shown documents of `host` and its subdomains, newest first: {id, title, url} each
-    (what forget names; a page of a site that is off now is counted by count_for_host, not named)."""
+async def pages_for_host(store: Store, host: str, limit: int, *, subdomains: bool = True) -> list[dict[str, Any]]:
+    """The shown documents of `host` and (unless not `subdomains`) its subdomains, newest first:
+    {id, title, url} each (what forget names; a page of a site that is off now is counted by
+    count_for_host, not named)."""
     h = clean_host(host)
     if not h or limit <= 0:
         return []
+    clause = host_clause("d.source_host", "host") if subdomains else "d.source_host = :host"
     rows = await store.fetchall(
         f"SELECT d.id, d.title, d.source_url FROM documents d WHERE {visible('documents', 'd')} AND "  # noqa: S608
-        f"{host_clause('d.source_host', 'host')} ORDER BY d.updated_at DESC, d.id DESC LIMIT :limit",
+        f"{clause} ORDER BY d.updated_at DESC, d.id DESC LIMIT :limit",
         {"host": h, "limit": limit},
     )
     return [{"id": r["id"], "title": r["title"], "url": r["source_url"]} for r in rows]

@@ -25,7 +25,11 @@ FACT_PROPERTIES: dict[str, object] = {
 FACT_BODY = {"type": "object", "properties": FACT_PROPERTIES, "required": ["url", "text"]}
 NOTE_BODY = {
     **FACT_BODY,
-    "properties": {**FACT_PROPERTIES, "valid_day": {"type": "string", "minLength": 10, "maxLength": 10}},
+    "properties": {
+        **FACT_PROPERTIES,
+        "valid_day": {"type": "string", "minLength": 10, "maxLength": 10},
+        "via": {"type": "string", "enum": list(facts.VIA), "description": "written by an agent (MCP), not the person"},
+    },
 }
 # 20,000 characters may be 4 bytes each, or 12 as JSON \ud83e\uddea escapes
 FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024
@@ -50,6 +54,7 @@ async def post_note(request: web.Request, body: dict[str, Any], query: dict[str,
         title=body.get("title", ""),
         text=body["text"],
         valid_day=body.get("valid_day"),
+        via=body.get("via"),
     )
     return {"id": fact_id}
 

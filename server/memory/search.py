@@ -31,7 +31,7 @@ WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a h
 # newest WINDOW hits (rowid order, which is write order) are ranked instead.
 _RANK_ALL_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, hit.rank AS rank FROM (
+       f.role, f.conversation_id, f.markdown, f.via, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
@@ -39,7 +39,7 @@ ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _RANK_NEWEST_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, hit.rank AS rank FROM (
+       f.role, f.conversation_id, f.markdown, f.via, hit.rank AS rank FROM (
   SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match
   ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
@@ -48,7 +48,7 @@ ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _UNRANKED_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, 0.0 AS rank FROM (
+       f.role, f.conversation_id, f.markdown, f.via, 0.0 AS rank FROM (
   SELECT rowid FROM facts_fts WHERE facts_fts MATCH :match ORDER BY rowid DESC LIMIT :window
 ) hit JOIN facts f ON f.id = hit.rowid
 WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)

@@ -27,7 +27,7 @@ test('manifest basics and the pinned key', () => {
   assert.equal(manifest.background.service_worker, 'background/main.js');
   assert.equal(manifest.background.type, 'module');
   assert.equal(manifest.side_panel.default_path, 'sidepanel/index.html');
-  for (const p of ['storage', 'sidePanel', 'tabs', 'scripting', 'contextMenus', 'activeTab']) assert.ok(manifest.permissions.includes(p), p);
+  for (const p of ['storage', 'sidePanel', 'tabs', 'scripting', 'contextMenus', 'activeTab', 'nativeMessaging']) assert.ok(manifest.permissions.includes(p), p);
   assert.ok(!manifest.permissions.includes('<all_urls>'));
   assert.ok(!manifest.content_scripts, 'capture scripts are registered dynamically from the policy, never statically');
 });
