@@ -6,6 +6,7 @@ export folder."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -122,7 +123,7 @@ def test_every_command_and_argument_has_help() -> None:
         shown = re.sub(r"\s+", "", done.stdout)  # help is wrapped, at spaces and at hyphens
         assert re.sub(r"\s+", "", parser.description) in shown
         for action in parser._actions:
-            if action.dest == "help":
+            if action.dest == "help" or action.help == argparse.SUPPRESS:  # hidden on purpose (a browser's own)
                 continue
             assert action.help, f"`wherefrom {name}` {action.option_strings or action.metavar}: no help text"
             assert re.sub(r"\s+", "", str(action.help % {"default": action.default})) in shown, (name, action.dest)

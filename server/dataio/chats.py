@@ -79,10 +79,10 @@ def read_file(path: Path) -> Parsed:
     """Read and check a whole export file (JSON, the service's .zip, or the zip unzipped: a folder)."""
     try:
         if path.is_dir():
-            found = export_in_folder(path)
-            if found is None:
+            inside = export_in_folder(path)
+            if inside is None:
                 raise ExportFormatError(f"the folder {path} holds no {' or '.join(ZIP_MEMBERS)}")
-            path = found
+            path = inside
         with path.open("rb") as f:
             head = f.read(4)
             if head == b"PK\x03\x04":
