@@ -9,9 +9,12 @@ negative; a `without` snippet found is a false positive, absent a true negative.
 P = tp/(tp+fp), R = tp/(tp+fn), F1 their harmonic mean.
 
 "pipeline" is what add_url/add_text run on a page: server.library.extract.extract_html
-(trafilatura with metadata, the BeautifulSoup fallback, the head's canonical URL and language)
-followed by chunking (server.library.chunking.chunk_text). "bare" is trafilatura.extract(html)
-with its defaults. Both see the same decoded HTML in the same run. Exits 0 with a message when
+(trafilatura with metadata, the page's Markdown from the same pass, the BeautifulSoup fallback,
+the head's canonical URL and language) followed by chunking (server.library.chunking.chunk_text).
+"no markdown" is the same pipeline without the Markdown (extract_html(markdown=False)): the
+same-run baseline of the Markdown's cost (target: at most 20 % more time), and its text must be
+identical to the pipeline's on every page (search text unchanged). "bare" is
+trafilatura.extract(html) with its defaults. All see the same decoded HTML in the same run. Exits 0 with a message when
 the corpus is absent.
 """
 
@@ -93,6 +96,7 @@ def run(extractors: dict[str, Callable[[str, str], str | None]], pages: list, re
                 "fp": fp,
                 "tn": tn,
                 "empty": sum(1 for t in texts[name] if not t),
+                "texts": texts[name],
             }
         )
     return results
@@ -119,8 +123,16 @@ def main(argv: list[str] | None = None) -> int:
     def bare(html: str, url: str) -> str | None:
         return trafilatura.extract(html)
 
+    markdown_of: dict[str, str | None] = {}
+
     def pipeline(html: str, url: str) -> str | None:
         extracted = extract_html(html, url)
+        chunk_text(extracted.text)
+        markdown_of[url] = extracted.markdown
+        return extracted.text
+
+    def no_markdown(html: str, url: str) -> str | None:
+        extracted = extract_html(html, url, markdown=False)
         chunk_text(extracted.text)
         return extracted.text
 
@@ -130,19 +142,40 @@ def main(argv: list[str] | None = None) -> int:
     for url, html, _ in pages[:3]:
         bare(html, url)
         pipeline(html, url)
-    results = run({"bare trafilatura.extract": bare, "pipeline extract_html+chunks": pipeline}, pages, args.repeat)
+        no_markdown(html, url)
+    results = run(
+        {
+            "bare trafilatura.extract": bare,
+            "pipeline extract_html+chunks": pipeline,
+            "pipeline, no markdown": no_markdown,
+        },
+        pages,
+        args.repeat,
+    )
     print(f"{'':30} {'precision':>9} {'recall':>7} {'F1':>6} {'pages/s':>8}  tp/fn/fp/tn  empty")
     for r in results:
         print(
             f"{r['name']:30} {r['p']:9.3f} {r['r']:7.3f} {r['f1']:6.3f} {r['pps']:8.1f}  "
             f"{r['tp']}/{r['fn']}/{r['fp']}/{r['tn']}  {r['empty']}"
         )
-    bare_r, pipe_r = results
+    bare_r, pipe_r, plain_r = results
     overhead = pipe_r["seconds"] / bare_r["seconds"]
     print(f"overhead: pipeline takes {overhead:.2f}x the time of bare trafilatura ({(overhead - 1) * 100:+.1f} %)")
+    md_cost = pipe_r["seconds"] / plain_r["seconds"]
+    with_md = sum(1 for v in markdown_of.values() if v)
+    print(
+        f"markdown: the pipeline takes {md_cost:.3f}x the time of the same pipeline without Markdown "
+        f"({(md_cost - 1) * 100:+.1f} %); {with_md} of {len(pages)} pages have Markdown"
+    )
+    texts_same = pipe_r["texts"] == plain_r["texts"]
+    print(f"search text {'identical' if texts_same else 'DIFFERS'} with and without Markdown")
     ok_quality = pipe_r["f1"] >= bare_r["f1"]
     ok_speed = overhead <= 1.20
-    print(f"quality {'OK' if ok_quality else 'BELOW bare'}; overhead {'OK' if ok_speed else 'ABOVE 20 %'}")
+    ok_md = md_cost <= 1.20 and texts_same
+    print(
+        f"quality {'OK' if ok_quality else 'BELOW bare'}; overhead {'OK' if ok_speed else 'ABOVE 20 %'}; "
+        f"markdown {'OK' if ok_md else 'ABOVE 20 % or text changed'}"
+    )
     return 0
 
 

@@ -6,7 +6,8 @@ server (own data dir and port, checked to be ours), its own Chromium profile wit
 forced through the wire tap. Screenshots of each view go to e2e/report/screenshots/.
 
 Covers: the disclosure gate, the three connection states, a rule edit read back from the
-server's GET /api/site-mode, forget's two clicks and its 8-second window (then Undo), and the
+server's GET /api/site-mode, forget's two clicks and its 8-second window (then Undo), its saved
+pages named with the choice to forget them too, and the
 outbox delivering after a server restart (same port and data dir) with no duplicate.
 """
 
@@ -207,6 +208,58 @@ async def test_forget_needs_two_clicks_within_eight_seconds(browser: Browser, se
     await panel.click("#undo")
     await panel.wait_for_selector("#undo", state="hidden")
     assert await exact_count() == 2
+
+
+async def test_forget_names_the_saved_pages_and_forgets_them_only_when_ticked(
+    browser: Browser, server: CompanionServer
+) -> None:
+    await pair_and_accept(browser, server)
+    url = "https://pages.example/article"
+    page_text = "The rowan berry preserve keeps a year in a cool cellar. " * 12
+    assert (await server.call("POST", "/api/notes", json_body={"url": url, "title": "Rowan", "text": "a rowan note"}))[
+        0
+    ] == 201
+    for path in ("/rowan", "/elder"):
+        status, _ = await server.call(
+            "POST",
+            "/api/library/add_text",
+            json_body={"url": f"https://pages.example{path}", "title": f"Saved {path[1:]}", "text": page_text},
+        )
+        assert status == 201
+
+    async def saved() -> set[str]:
+        _, body = await server.call("GET", "/api/library")
+        return {d["source_url"] for d in body["documents"] if d["source_host"] == "pages.example"}
+
+    _, tab_id = await web_tab(browser, url, "Rowan")
+    panel = await panel_of(browser, tab_id=tab_id)
+    await panel.wait_for_selector("[data-tier=exact] li.item")
+    # the dry run names both saved pages and offers the choice, unticked
+    await panel.click("#forget")
+    await panel.wait_for_selector("#forget-pages:not([hidden])")
+    listed = await panel.inner_text("#forget-pages")
+    assert "2 saved library pages" in listed and "https://pages.example/rowan" in listed and "Saved elder" in listed
+    assert not await panel.is_checked("#forget-documents")
+    await shot(panel, "07b-forget-saved-pages")
+    await panel.check("#forget-documents")
+    await panel.click("#forget")
+    await panel.wait_for_selector("#undo:not([hidden])")
+    said = await panel.text_content("#forget-status") or ""
+    assert "Forgot 1 item" in said and "2 saved pages forgotten too" in said, said
+    assert await saved() == set()
+    _, found = await server.call("GET", "/api/search", params={"q": "rowan berry preserve"})
+    assert [r for r in found["results"] if r["kind"] == "document"] == []
+    await panel.click("#undo")
+    await panel.wait_for_selector("#undo", state="hidden")
+    assert "and 2 saved pages" in (await panel.text_content("#forget-status") or "")
+    assert await saved() == {"https://pages.example/rowan", "https://pages.example/elder"}
+    # unticked: the pages stay
+    await panel.click("#forget")
+    await panel.wait_for_selector("#forget-pages:not([hidden])")
+    await panel.click("#forget")
+    await panel.wait_for_selector("#undo:not([hidden])")
+    assert "2 saved pages kept in the library" in (await panel.text_content("#forget-status") or "")
+    assert await saved() == {"https://pages.example/rowan", "https://pages.example/elder"}
 
 
 async def test_outbox_delivers_once_after_server_restart(browser: Browser, server: CompanionServer) -> None:

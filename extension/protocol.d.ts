@@ -15,7 +15,7 @@ interface WfPayloads {
   'panel:save-note': { tabId?: number; text: string };
   'panel:add-page': { tabId?: number };
   'panel:forget-dry-run': { host: string };
-  'panel:forget-apply': { host: string; confirm: string };
+  'panel:forget-apply': { host: string; confirm: string; documents?: string };
   'panel:forget-undo': { batch: string };
   'panel:get-policy': { refresh?: boolean };
   'panel:set-rule': { host: string; mode: 'off' | 'suggest' | 'collect' };

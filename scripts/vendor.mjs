@@ -4,7 +4,8 @@
 //   node scripts/vendor.mjs          refresh (after `npm ci`, or `npm install <pkg>@<version>`)
 //   node scripts/vendor.mjs --check  exit 1 when extension/vendor/ differs from what it would write
 // No bundler: browser builds are copied as they are; a CommonJS-only build is wrapped in an IIFE
-// that sets one global, so content scripts (classic scripts) can load it.
+// that sets one global, so content scripts (classic scripts) can load it; `dir:.ext` copies the
+// files of a package folder that end in .ext, byte for byte (fonts).
 import { readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +19,16 @@ const FILES = {
   '@joplin/turndown-plugin-gfm': [['lib/turndown-plugin-gfm.cjs.js', 'turndown-plugin-gfm.js', 'iife:turndownPluginGfm']],
   marked: [['lib/marked.esm.js', 'marked.esm.js', 'copy']],
   dompurify: [['dist/purify.es.mjs', 'purify.es.mjs', 'copy']],
+  // math in chat turns: the ES module, its stylesheet and the woff2 fonts the stylesheet names first
+  katex: [
+    ['dist/katex.mjs', 'katex.mjs', 'copy'],
+    ['dist/katex.min.css', 'katex.min.css', 'copy'],
+    ['dist/fonts', 'fonts', 'dir:.woff2'],
+  ],
 };
 const LICENCES = ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'LICENSE-MPL'];
 
-/** @returns {Map<string, string>} file name under extension/vendor -> content */
+/** @returns {Map<string, string | Buffer>} file name under extension/vendor -> content */
 function plan() {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
@@ -36,6 +43,13 @@ function plan() {
     if (version !== locked) throw new Error(`${name}: node_modules has ${version}, package-lock.json pins ${locked}; run npm ci`);
     const slug = name.replace(/^@/, '').replace('/', '-');
     for (const [src, dest, mode] of how) {
+      if (mode.startsWith('dir:')) {
+        const files = readdirSync(join(dir, src)).filter((f) => f.endsWith(mode.slice(4))).sort();
+        if (!files.length) throw new Error(`${name}: no ${mode.slice(4)} files in ${src}`);
+        for (const f of files) out.set(`${slug}/${dest}/${f}`, readFileSync(join(dir, src, f)));
+        manifest.push({ package: name, version, source: `${src}/*${mode.slice(4)}`, file: `${slug}/${dest}/` });
+        continue;
+      }
       let text = readFileSync(join(dir, src), 'utf8');
       if (mode.startsWith('iife:')) {
         const global = mode.slice(5);
@@ -67,7 +81,7 @@ if (process.argv.includes('--check')) {
   const problems = [];
   for (const [f, text] of want) {
     if (!existsSync(join(OUT, f))) problems.push(`missing ${f}`);
-    else if (readFileSync(join(OUT, f), 'utf8') !== text) problems.push(`differs ${f}`);
+    else if (typeof text === 'string' ? readFileSync(join(OUT, f), 'utf8') !== text : !readFileSync(join(OUT, f)).equals(text)) problems.push(`differs ${f}`);
   }
   for (const f of have) if (!want.has(f)) problems.push(`not from package.json: ${f}`);
   if (problems.length) {

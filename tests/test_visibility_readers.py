@@ -29,7 +29,8 @@ SERVER = Path(__file__).resolve().parent.parent / "server"
 # client with an item it reads.
 NOT_READERS = {
     "server/memory/forget.py:COUNT_LIVE": "forget counts every live fact of the host it will hide, off or not",
-    "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
+    "server/library/queries.py:count_for_host": "forget's dry run counts the live documents it may hide, off or not",
+    "server/memory/forget.py:HIDE_CHUNKS": "forget hides the chunks of the documents its batch hid; returns no item",
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
     "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
     "server/memory/versions.py:write_thread": "the import writer matches a placed thread's turns to the stored ones",

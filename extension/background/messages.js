@@ -208,7 +208,7 @@ async function onPanel(m) {
       return res.ok ? { ok: true, ...res.data } : failed(res);
     }
     case P.PANEL_FORGET_APPLY: {
-      const res = await api.forgetApply(m.payload.host, m.payload.confirm);
+      const res = await api.forgetApply(m.payload.host, m.payload.confirm, m.payload.documents);
       if (!res.ok) return failed(res, { code: res.code });
       await clearSession(); // probe answers are stale now
       await refreshActiveTabs();

@@ -111,8 +111,9 @@ export const api = {
   probe: (url) => request('GET', '/api/page-probe', { query: { url } }),
   /** @param {string} host */
   forgetDryRun: (host) => request('POST', '/api/forget', { body: { host, dry_run: true } }),
-  /** @param {string} host @param {string} confirm */
-  forgetApply: (host, confirm) => request('POST', '/api/forget', { body: { host, confirm } }),
+  /** @param {string} host @param {string} confirm @param {string} [documents] 'keep' | 'forget' */
+  forgetApply: (host, confirm, documents) =>
+    request('POST', '/api/forget', { body: documents ? { host, confirm, documents } : { host, confirm } }),
   /** @param {string} batch */
   forgetUndo: (batch) => request('POST', '/api/forget/undo', { body: { batch } }),
   /** @param {string} q @param {number} limit */

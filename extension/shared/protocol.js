@@ -89,7 +89,8 @@
   SCHEMAS[T.PANEL_SAVE_NOTE] = { tabId: TAB, text: ['string', 1, MAX_TEXT] };
   SCHEMAS[T.PANEL_ADD_PAGE] = { tabId: TAB };
   SCHEMAS[T.PANEL_FORGET_DRY_RUN] = { host: ['string', 1, 300] };
-  SCHEMAS[T.PANEL_FORGET_APPLY] = { host: ['string', 1, 300], confirm: ['string', 1, 200] };
+  // documents: the person's choice for the site's saved library pages, 'keep' or 'forget'
+  SCHEMAS[T.PANEL_FORGET_APPLY] = { host: ['string', 1, 300], confirm: ['string', 1, 200], documents: ['string?', 4, 6] };
   SCHEMAS[T.PANEL_FORGET_UNDO] = { batch: ['string', 1, 200] };
   SCHEMAS[T.PANEL_GET_POLICY] = { refresh: ['boolean?'] };
   SCHEMAS[T.PANEL_SET_RULE] = { host: ['string', 1, 300], mode: ['mode'] };

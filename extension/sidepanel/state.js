@@ -11,7 +11,7 @@ export const ui = {
   view: params.get('view') || 'memory',
   disclosureDismissed: false,
   /** @type {any} */ state: null,
-  forget: /** @type {{host: string, confirm: string, until: number, timer: number} | null} */ (null),
+  forget: /** @type {{host: string, confirm: string, until: number, timer: number, documents: number} | null} */ (null),
   /** @type {string | null} */ undoBatch: null,
   /** the conversation view's subject: a page opened from Search, or null for the tab's own */
   conversation: /** @type {{url: string, from: string} | null} */ (null),

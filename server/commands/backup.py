@@ -21,11 +21,13 @@ from server.settings import default_data_dir
 def add_commands(sub: Any, common: Any) -> None:
     b = sub.add_parser("backup", help="copy the database to FILE (SQLite online backup; the server may run)")
     common(b)
-    b.add_argument("file", type=Path, metavar="FILE")
+    b.add_argument(
+        "file", type=Path, metavar="FILE", help="the backup to write (a new file; an existing one is refused)"
+    )
     b.set_defaults(func=cmd_backup)
     r = sub.add_parser("restore", help="replace the database with FILE (the server must be stopped)")
     common(r)
-    r.add_argument("file", type=Path, metavar="FILE")
+    r.add_argument("file", type=Path, metavar="FILE", help="a backup written by `wherefrom backup`")
     r.set_defaults(func=cmd_restore)
 
 

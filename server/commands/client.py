@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from server import proof
-from server.settings import default_data_dir
+from server.settings import DEFAULT_PORT, default_data_dir
 
 TIMEOUT = 30.0
 
@@ -62,6 +62,15 @@ class Client:
     def token_path(self) -> Path:
         return self.data_dir / "token"
 
+    def serve_command(self) -> str:
+        """The command that starts the server this client looks for (only the options it needs)."""
+        words = ["wherefrom serve"]
+        if self.port != DEFAULT_PORT:
+            words.append(f"--port {self.port}")
+        if self.data_dir != default_data_dir():
+            words.append(f"--data-dir {self.data_dir}")
+        return " ".join(words)
+
     @property
     def token(self) -> str:
         if self._token is None:
@@ -69,8 +78,8 @@ class Client:
                 self._token = self.token_path.read_text("ascii").strip()
             except OSError:
                 raise ServerUnavailable(
-                    f"no token at {self.token_path}: the Wherefrom server has never run with this data dir; "
-                    f"start it with `wherefrom serve --data-dir {self.data_dir} --port {self.port}`"
+                    f"no token at {self.token_path} (the server has never run with this data dir) — "
+                    f"start it with: {self.serve_command()}"
                 ) from None
         return self._token
 
@@ -116,16 +125,16 @@ class Client:
         except TimeoutError:
             raise TimedOut(f"no answer from {self.base} within {self.timeout:g} s") from None
         except (OSError, ValueError, http.client.HTTPException) as err:
+            why = "" if isinstance(err, ConnectionRefusedError) else f" ({_reason(err)})"
             raise ServerUnavailable(
-                f"the Wherefrom server is not reachable at {self.base} ({_reason(err)}); "
-                f"start it with `wherefrom serve --port {self.port}` (and the same --data-dir)"
+                f"no server on 127.0.0.1:{self.port}{why} — start it with: {self.serve_command()}"
             ) from None
         finally:
             conn.close()
         if status == 401 and paired:
             raise ServerUnavailable(
-                f"the server at {self.base} did not accept the token in {self.token_path} "
-                f"(not paired with this data dir): pass the --data-dir the server runs with"
+                f"the server on 127.0.0.1:{self.port} did not accept the token in {self.token_path} "
+                "— pass the --data-dir that server runs with"
             )
         try:
             return status, json.loads(raw) if raw else None
@@ -168,7 +177,10 @@ def fail(command: str, err: BaseException | str, stream: TextIO | None = None) -
 
 def _reason(err: BaseException) -> str:
     inner = getattr(err, "reason", None)
-    return str(inner if inner is not None else err) or type(err).__name__
+    found = inner if inner is not None else err
+    if isinstance(found, OSError) and found.strerror:
+        return found.strerror.lower()
+    return str(found) or type(found).__name__
 
 
 class Progress:

@@ -33,8 +33,14 @@ TIMEOUT = 120.0  # one page of the export
 def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("export", help="write everything visible to DIR as Markdown or JSON")
     common(p)
-    p.add_argument("dir", type=Path, metavar="DIR")
-    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    p.add_argument("dir", type=Path, metavar="DIR", help="the folder to write into (made when missing)")
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="markdown: one file per conversation, page and document (default); json: one wherefrom.json "
+        "that import-chats reads back",
+    )
     p.add_argument(
         "--site",
         default=None,

@@ -1,5 +1,5 @@
-"""`wherefrom import-chats FILE`: a ChatGPT or Claude data export (conversations.json or the
-downloaded .zip), or a Wherefrom JSON export, into the RUNNING server.
+"""`wherefrom import-chats FILE`: a ChatGPT or Claude data export (conversations.json, the
+downloaded .zip or the folder it unzips to), or a Wherefrom JSON export, into the RUNNING server.
 
 The whole file is read and checked first (a malformed one: exit 1 naming the line or field, and
 nothing sent); then it goes in batches to POST /api/import under one import id (one activity
@@ -30,7 +30,12 @@ TIMEOUT = 120.0  # one batch of BATCH_BYTES through the server's writer
 def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("import-chats", help="import a ChatGPT or Claude data export (or a Wherefrom JSON export)")
     common(p)
-    p.add_argument("file", type=Path, metavar="FILE", help="conversations.json, the export's .zip, or wherefrom.json")
+    p.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="conversations.json, the export's .zip or its unzipped folder, or a Wherefrom export's wherefrom.json",
+    )
     p.set_defaults(func=cmd_import_chats)
 
 

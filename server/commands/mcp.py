@@ -26,7 +26,8 @@ INSTRUCTIONS = (
     "Wherefrom is the person's local memory of the web: notes and clips they kept about pages, "
     "their captured AI-chat conversations, and documents saved to their library. Every item says "
     "where it came from (url, site) and how old it is; cite the url when you use one. Sites the "
-    "person has turned off and things they have forgotten are never shown."
+    "person has turned off and things they have forgotten are never shown (a forgotten site's saved "
+    "library pages only when the person chose to forget them too; otherwise they stay in the library)."
 )
 TIER_TITLES = {
     "exact": "On this page",
@@ -128,7 +129,7 @@ class Tools:
         for key in ("author", "published", "sitename", "language"):
             if doc.get(key):
                 meta.append(f"{key}: {doc[key]}")
-        return cut("\n".join(meta) + "\n\n" + str(doc.get("text", "")))
+        return cut("\n".join(meta) + "\n\n" + str(doc.get("markdown") or doc.get("text", "")))
 
     def add_note(self, url: str, text: str) -> str:
         try:

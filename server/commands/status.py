@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,9 @@ from server.commands.client import FAILED, OK, UNHEALTHY, Client, ServerUnavaila
 
 
 def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    status = sub.add_parser("status", help="exit 0 healthy, 2 reported unhealthy, 1 could not tell")
+    status = sub.add_parser(
+        "status", help="show the running server's health (exit 0 healthy, 2 reported unhealthy, 1 could not tell)"
+    )
     common(status)
     status.set_defaults(func=cmd_status)
 
@@ -22,7 +25,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         # without a token the server still answers, but without its build details
         code, body = client.request("GET", "/api/health", paired=False)
     except ServerUnavailable as err:
-        print(f"could not tell: {err}")
+        print(f"wherefrom status: could not tell: {err}", file=sys.stderr)
         return FAILED
     if code != 200:
         print(f"unhealthy: {error_message(code, body)}")

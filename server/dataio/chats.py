@@ -42,6 +42,7 @@ from typing import IO, Any
 from server import ages, limits
 from server.api import MAX_DEPTH, json_depth, strict_json
 from server.dataio import checks, schema
+from server.dataio.titles import untitled_title
 from server.textcaps import cap
 
 CHATGPT_PAGE = "https://chatgpt.com/c/{}"
@@ -76,9 +77,24 @@ class Parsed:
 MAX_BYTES = 1024 * 1024 * 1024  # one export file (or the zip member read from it), as JSON text
 
 
+def export_in_folder(folder: Path) -> Path | None:
+    """The export's JSON in an unzipped export folder (at its top, or in its only subfolder)."""
+    subfolders = [p for p in folder.iterdir() if p.is_dir()]
+    for place in (folder, *(subfolders if len(subfolders) == 1 else [])):
+        for member in ZIP_MEMBERS:
+            if (place / member).is_file():
+                return place / member
+    return None
+
+
 def read_file(path: Path) -> Parsed:
-    """Read and check a whole export file (JSON or the service's .zip)."""
+    """Read and check a whole export file (JSON, the service's .zip, or the zip unzipped: a folder)."""
     try:
+        if path.is_dir():
+            inside = export_in_folder(path)
+            if inside is None:
+                raise ExportFormatError(f"the folder {path} holds no {' or '.join(ZIP_MEMBERS)}")
+            path = inside
         with path.open("rb") as f:
             head = f.read(4)
             if head == b"PK\x03\x04":
@@ -291,20 +307,6 @@ def _reachable(children: dict[str | None, list[str]]) -> set[str]:
             seen.add(k)
             stack.extend(children.get(k, []))
     return seen
-
-
-TITLE_FROM_QUESTION_CHARS = 80
-UNTITLED = ("", "new chat", "untitled")
-
-
-def untitled_title(title: str, turns: list[dict[str, Any]]) -> str:
-    """An untitled chat (no title, or the service's placeholder) is titled by its first question,
-    on one line, cut by the one cap rule; a chat without a question keeps what it had."""
-    if title.strip().lower() not in UNTITLED:
-        return title
-    question = next((t["text"] for t in turns if t["role"] == "user" and t.get("shown", True)), "")
-    line = " ".join(question.split())
-    return cap(line, TITLE_FROM_QUESTION_CHARS, ellipsis=True) if line else title
 
 
 def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Parsed) -> dict[str, Any] | None:

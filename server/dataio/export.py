@@ -106,7 +106,7 @@ async def _left_out(store: Store, kind: str, scope: Scope) -> dict[str, int]:
         "conversations": f"SELECT x.source_host, COUNT(*) AS n FROM conversations x WHERE {hidden}",  # noqa: S608
         "facts": "SELECT x.source_host, COUNT(*) AS n FROM facts x WHERE x.invalid_at IS NULL "  # noqa: S608 - constants
         f"AND x.kind IN ('note', 'clip') AND {hidden}",
-        "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE {hidden}",  # noqa: S608
+        "documents": f"SELECT x.source_host, COUNT(*) AS n FROM documents x WHERE x.invalid_at IS NULL AND {hidden}",  # noqa: S608
     }[kind]
     rows = await store.fetchall(sql, _params(scope))
     return {r["source_host"]: r["n"] for r in rows}
@@ -198,7 +198,7 @@ async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tupl
     host_sql = _host_clause("d", scope)
     rows = await store.fetchall(
         "SELECT d.id, d.source_url, d.source_host, d.given_url, d.canonical_url, d.title, d.author, d.published, "  # noqa: S608 - constant clauses
-        "d.sitename, d.language, d.text, d.lane, d.extractor, d.created_at, d.updated_at FROM documents d "
+        "d.sitename, d.language, d.text, d.markdown, d.lane, d.extractor, d.created_at, d.updated_at FROM documents d "
         f"WHERE d.id > :after AND {visible('documents', 'd', include_off=scope.include_off)} AND {host_sql} "
         "AND d.updated_at >= :since "
         "ORDER BY d.id LIMIT :limit",
@@ -216,6 +216,7 @@ async def _documents(store: Store, scope: Scope, after: int, limit: int) -> tupl
             "sitename": r["sitename"],
             "language": r["language"],
             "text": r["text"],
+            "markdown": r["markdown"],
             "lane": r["lane"],
             "extractor": r["extractor"],
             "created_at": r["created_at"],

@@ -132,6 +132,7 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 canonical_url=doc.get("canonical_url"),
                 text=doc["text"],
                 extractor=doc["extractor"],
+                markdown=doc.get("markdown") or None,
             )
             _, outcome, _ = await store_document(
                 conn,

@@ -69,5 +69,5 @@ def document(item: dict[str, Any]) -> tuple[str, str]:
     )
     return (
         f"library/{safe_component(host)}/{file_name(item['title'], item['url'])}",
-        head + "\n" + f"# {item['title'] or item['url']}\n\n{item['text'].rstrip()}\n",
+        head + "\n" + f"# {item['title'] or item['url']}\n\n{(item.get('markdown') or item['text']).rstrip()}\n",
     )

@@ -110,6 +110,11 @@ DOCUMENT = _obj(
         "sitename": OPT_TEXT,
         "language": OPT_TEXT,
         "text": {"type": "string", "minLength": 1, "maxLength": limits.PAGE_TEXT_CHARS},
+        "markdown": {
+            "type": ["string", "null"],
+            "maxLength": limits.PAGE_HTML_CHARS,
+            "description": "the page's structure as Markdown (headings, lists, tables, code), or null",
+        },
         "lane": {"type": "string", "enum": ["url", "text"]},
         "extractor": {"type": "string", "enum": ["trafilatura", "fallback", "text"]},
         "created_at": TIME,

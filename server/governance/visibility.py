@@ -5,11 +5,12 @@ not `off` now. Every reader of the item tables says so in its SQL through `visib
 
 which reads `f.invalid_at IS NULL AND wf_visible(f.source_host)` — forgotten rows (soft,
 `invalid_at`) and rows of a host whose mode is `off` now (resolved by the one resolver from the
-current policy snapshot, memoised per host per policy version) are never returned. Documents,
-their chunks and conversations are not soft-forgotten (forget keeps library documents), so their
-clause is the host part only. `wf_visible` is a SQL function installed on both store connections
-at start (`install`). tests/test_visibility_readers.py finds every SQL reader of these tables
-and fails on one that skips this rule.
+current policy snapshot, memoised per host per policy version) are never returned. Library
+documents and their chunks are soft-forgotten too (when the person forgets a site's saved pages
+with it); conversations are not (their turns are facts), so their clause is the host part
+only. `wf_visible` is a SQL function installed on both store connections at start
+(`install`). tests/test_visibility_readers.py finds every SQL reader of these tables and fails
+on one that skips this rule.
 
 The one variant is the export's `--include-off` (`visible(table, alias, include_off=True)`): it
 lifts the site-mode half only, so items of `off` sites leave too while forgotten ones never do.
@@ -33,8 +34,8 @@ ITEM_TABLES: dict[str, bool] = {
     "facts": True,
     "activity": True,
     "conversations": False,
-    "documents": False,
-    "document_chunks": False,
+    "documents": True,
+    "document_chunks": True,
 }
 # full-text tables are read only through a join back to their content table, which carries the rule
 FTS_TABLES = {"facts_fts": "facts", "document_chunks_fts": "document_chunks"}

@@ -140,16 +140,25 @@ async def store_document(
     chunks = chunk_text(extracted.text)
     digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
     row = await (
-        await conn.execute("SELECT id, text_sha256, updated_at FROM documents WHERE source_url = ?", (prov.source_url,))
+        await conn.execute(
+            "SELECT id, text_sha256, markdown, updated_at, invalid_at FROM documents WHERE source_url = ?",
+            (prov.source_url,),
+        )
     ).fetchone()
-    if row is not None and (row["text_sha256"] == digest or (only_if_newer and row["updated_at"] >= updated_at)):
+    forgotten = row is not None and row["invalid_at"] is not None
+    if row is not None and only_if_newer and forgotten:
+        return int(row["id"]), UNCHANGED, len(chunks)  # an import never brings back what was forgotten
+    same = row is not None and row["text_sha256"] == digest and row["markdown"] == extracted.markdown
+    if row is not None and not forgotten and (same or (only_if_newer and row["updated_at"] >= updated_at)):
         return int(row["id"]), UNCHANGED, len(chunks)
     if row is not None:
-        doc_id, outcome = int(row["id"]), UPDATED
+        # saving a forgotten page again is the person keeping it anew: it is shown again, outside
+        # the forget batch (whose undo then leaves it alone)
+        doc_id, outcome = int(row["id"]), SAVED if forgotten else UPDATED
         await conn.execute(
             "UPDATE documents SET source_host = ?, source_ref = ?, given_url = ?, canonical_url = ?, title = ?, "
-            "author = ?, published = ?, sitename = ?, language = ?, text = ?, text_sha256 = ?, lane = ?, "
-            "extractor = ?, updated_at = ? WHERE id = ?",
+            "author = ?, published = ?, sitename = ?, language = ?, text = ?, markdown = ?, text_sha256 = ?, "
+            "lane = ?, extractor = ?, updated_at = ?, invalid_at = NULL, forget_batch = NULL WHERE id = ?",
             (
                 prov.source_host,
                 prov.source_ref,
@@ -161,6 +170,7 @@ async def store_document(
                 extracted.sitename,
                 extracted.language,
                 extracted.text,
+                extracted.markdown,
                 digest,
                 lane,
                 extracted.extractor,
@@ -173,8 +183,8 @@ async def store_document(
         outcome = SAVED
         cur = await conn.execute(
             "INSERT INTO documents(source_url, source_host, source_ref, given_url, canonical_url, title, author, "
-            "published, sitename, language, text, text_sha256, lane, extractor, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "published, sitename, language, text, markdown, text_sha256, lane, extractor, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 prov.source_url,
                 prov.source_host,
@@ -187,6 +197,7 @@ async def store_document(
                 extracted.sitename,
                 extracted.language,
                 extracted.text,
+                extracted.markdown,
                 digest,
                 lane,
                 extracted.extractor,
@@ -225,7 +236,7 @@ async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:
         if found.text or not (text and text.strip()):
             return found
         # the page's HTML had nothing readable but its visible text was sent too: keep that
-        return dataclasses.replace(found, text=tidy(text), extractor="text")
+        return dataclasses.replace(found, text=tidy(text), extractor="text", markdown=None)
     return Extracted(text=tidy(text or ""), extractor="text")
 
 

@@ -21,7 +21,7 @@ EXCERPT_CHARS = 280  # a document's excerpt in lists and in page match
 HIT_CHARS = 600  # a chunk's text in a search hit
 
 _DOC_COLUMNS = (
-    "d.id, d.title, d.text, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "  # noqa: S608 - built by visible()
+    "d.id, d.title, d.text, d.markdown, d.source_url, d.source_host, d.source_ref, d.given_url, d.canonical_url, "  # noqa: S608 - built by visible()
     "d.author, d.published, d.sitename, d.language, d.lane, d.extractor, d.created_at, d.updated_at, "
     "(SELECT COUNT(*) FROM document_chunks c WHERE c.document_id = d.id AND "
     f"{visible('document_chunks', 'c')}) AS chunks"
@@ -29,9 +29,10 @@ _DOC_COLUMNS = (
 
 
 def document_summary(row: aiosqlite.Row, *, full_text: bool = False) -> dict[str, Any]:
-    """The public shape of a document: provenance, metadata, an excerpt (or the full text)."""
+    """The public shape of a document: provenance, metadata, an excerpt (or the full text and
+    its Markdown: null for a page saved as text or before pages kept their structure)."""
     text: str = row["text"]
-    return {
+    shape: dict[str, Any] = {
         "id": row["id"],
         "title": row["title"],
         "text": text if full_text else cap(text, EXCERPT_CHARS, ellipsis=True),
@@ -53,6 +54,9 @@ def document_summary(row: aiosqlite.Row, *, full_text: bool = False) -> dict[str
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
+    if full_text:
+        shape["markdown"] = row["markdown"]
+    return shape
 
 
 async def documents_for_page(store: Store, source_url: str) -> list[dict[str, Any]]:
@@ -67,17 +71,33 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
 
 
 async def count_for_host(store: Store, host: str, *, subdomains: bool = True) -> int:
-    """Documents from `host` and (unless not `subdomains`) its subdomains (whole labels: never
-    notexample.com)."""
+    """Live (not forgotten) documents from `host` and (unless not `subdomains`) its subdomains
+    (whole labels: never notexample.com), off or not: what a forget of the host would hide."""
     h = clean_host(host)
     if not h:
         return 0
     clause = host_clause("source_host", "host") if subdomains else "source_host = :host"
     row = await store.fetchone(
-        f"SELECT COUNT(*) FROM documents WHERE {clause}",  # noqa: S608 - built by host_clause
+        f"SELECT COUNT(*) FROM documents WHERE invalid_at IS NULL AND {clause}",  # noqa: S608 - built by host_clause
         {"host": h},
     )
     return int(row[0]) if row else 0
+
+
+async def pages_for_host(store: Store, host: str, limit: int, *, subdomains: bool = True) -> list[dict[str, Any]]:
+    """The shown documents of `host` and (unless not `subdomains`) its subdomains, newest first:
+    {id, title, url} each (what forget names; a page of a site that is off now is counted by
+    count_for_host, not named)."""
+    h = clean_host(host)
+    if not h or limit <= 0:
+        return []
+    clause = host_clause("d.source_host", "host") if subdomains else "d.source_host = :host"
+    rows = await store.fetchall(
+        f"SELECT d.id, d.title, d.source_url FROM documents d WHERE {visible('documents', 'd')} AND "  # noqa: S608
+        f"{clause} ORDER BY d.updated_at DESC, d.id DESC LIMIT :limit",
+        {"host": h, "limit": limit},
+    )
+    return [{"id": r["id"], "title": r["title"], "url": r["source_url"]} for r in rows]
 
 
 # whether a chunk holds one term (1 or 0), for the coverage count only: the chunk itself is read

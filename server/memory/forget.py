@@ -1,13 +1,16 @@
 """Forget a site: soft, whole-label subdomains, two steps, undoable.
 
 1. {host, dry_run: true} -> counts of live facts of the host and its subdomains, the library
-   documents from them (counted, never removed) and a confirmation token valid 8 seconds,
-   bound to that host and those counts.
-2. {host, confirm} -> sets invalid_at (and the batch id) on those facts; an unknown, expired,
-   reused or other-host token, or counts that changed since the dry run, is 409.
+   documents (saved pages) from them, counted and named (`pages`: id, title, url, newest first),
+   and a confirmation token valid 8 seconds, bound to that host and those counts.
+2. {host, confirm, documents: "keep" | "forget"} -> sets invalid_at (and the batch id) on those
+   facts, and on the saved pages and their chunks too when `documents` is "forget" (the choice
+   is required when the host has saved pages); an unknown, expired, reused or other-host token,
+   or counts that changed since the dry run, is 409.
    The activity rows of those facts (note, clip, capture: their text and page) are hidden with
-   them, in the same batch.
-undo {batch} -> clears invalid_at on exactly the facts and activity rows of that batch.
+   them, in the same batch, and the saved pages' rows (document, document_removed) with them.
+undo {batch} -> clears invalid_at on exactly the facts, documents, chunks and activity rows of
+that batch.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 from typing import Any
 
 from server import activity, limits
-from server.errors import Conflict, NotFound
+from server.errors import BadRequest, Conflict, NotFound
 from server.governance.policy import covers_subdomains, rule_host, scope_words
 from server.library import queries as library
 from server.probe_cache import ProbeCache
@@ -26,6 +29,8 @@ from server.store.db import Store
 from server.urls import host_clause
 
 CONFIRM_SECONDS = limits.FORGET_CONFIRM_SECONDS
+PAGES_NAMED = 50  # saved pages a dry run names (all are counted)
+KEEP, FORGET = "keep", "forget"
 
 # the host and (unless :exact, policy.covers_subdomains) its subdomains, whole labels
 # (server.urls.host_clause: never notexample.com)
@@ -40,6 +45,20 @@ HIDE_LIVE = (
 HIDE_ACTIVITY = (
     "UPDATE activity SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
     "WHERE invalid_at IS NULL AND kind IN ('note', 'clip', 'capture') AND source_url IS NOT NULL "
+    f"AND {SCOPE}"
+)
+# the saved pages of the host, their chunks and their activity rows, when the person forgets them too
+HIDE_DOCUMENTS = (
+    "UPDATE documents SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
+    f"WHERE invalid_at IS NULL AND {SCOPE}"
+)
+HIDE_CHUNKS = (
+    "UPDATE document_chunks SET invalid_at = :now, forget_batch = :batch "
+    "WHERE invalid_at IS NULL AND document_id IN (SELECT id FROM documents WHERE forget_batch = :batch)"
+)
+HIDE_DOCUMENT_ACTIVITY = (
+    "UPDATE activity SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
+    "WHERE invalid_at IS NULL AND kind IN ('document', 'document_removed') AND source_url IS NOT NULL "
     f"AND {SCOPE}"
 )
 
@@ -65,13 +84,20 @@ class Confirmations:
         self._items[token] = Pending(host, now + CONFIRM_SECONDS, facts, documents)
         return token
 
-    def take(self, token: str, host: str) -> Pending:
+    def take(self, token: str, host: str, documents: str | None) -> Pending:
         pending = self._items.get(token)
         if pending is None or pending.expires < time.monotonic():
             self._items.pop(token, None)
             raise Conflict("the confirmation is unknown or expired; ask again with dry_run", code="confirm_expired")
         if pending.host != host:  # a call for another host does not use up this confirmation
             raise Conflict("the confirmation was given for another host", code="confirm_mismatch")
+        if pending.documents and documents is None:  # nor does a call that has not chosen
+            raise BadRequest(
+                f"{host} has {pending.documents} saved library page{'' if pending.documents == 1 else 's'}: "
+                'send documents: "keep" or "forget" with the confirm',
+                code="missing_field",
+                field="body.documents",
+            )
         return self._items.pop(token)
 
 
@@ -92,6 +118,7 @@ async def dry_run(store: Store, confirmations: Confirmations, raw_host: str) -> 
         "host": host,
         "facts": facts,
         "documents": documents,
+        "pages": await library.pages_for_host(store, host, PAGES_NAMED, subdomains=covers_subdomains(host)),
         "subdomains": covers_subdomains(host),
         "confirm": confirmations.issue(host, facts, documents),
         "expires_in": CONFIRM_SECONDS,
@@ -99,10 +126,16 @@ async def dry_run(store: Store, confirmations: Confirmations, raw_host: str) -> 
 
 
 async def apply(
-    store: Store, cache: ProbeCache, confirmations: Confirmations, raw_host: str, token: str
+    store: Store,
+    cache: ProbeCache,
+    confirmations: Confirmations,
+    raw_host: str,
+    token: str,
+    documents_choice: str | None = None,
 ) -> dict[str, Any]:
     host = rule_host(raw_host)
-    pending = confirmations.take(token, host)
+    pending = confirmations.take(token, host, documents_choice)
+    pages = await library.pages_for_host(store, host, PAGES_NAMED, subdomains=covers_subdomains(host))
     batch = secrets.token_urlsafe(12)
     now = time.time()
     async with store.transaction() as conn:
@@ -116,21 +149,43 @@ async def apply(
                 facts=facts,
                 documents=documents,
             )
-        await conn.execute(HIDE_LIVE, {"now": now, "batch": batch, **_scope(host)})
-        hidden_activity = (await conn.execute(HIDE_ACTIVITY, {"now": now, "batch": batch, **_scope(host)})).rowcount
+        args = {"now": now, "batch": batch, **_scope(host)}
+        await conn.execute(HIDE_LIVE, args)
+        hidden_activity = (await conn.execute(HIDE_ACTIVITY, args)).rowcount
+        forgotten = 0
+        if documents_choice == FORGET and documents:
+            forgotten = (await conn.execute(HIDE_DOCUMENTS, args)).rowcount
+            await conn.execute(HIDE_CHUNKS, args)
+            hidden_activity += (await conn.execute(HIDE_DOCUMENT_ACTIVITY, args)).rowcount
         await conn.execute(
-            "INSERT INTO forget_batches(id, host, at, facts, documents) VALUES (?, ?, ?, ?, ?)",
-            (batch, host, now, facts, documents),
+            "INSERT INTO forget_batches(id, host, at, facts, documents, documents_forgotten) VALUES (?, ?, ?, ?, ?, ?)",
+            (batch, host, now, facts, documents, forgotten),
         )
+        kept = documents - forgotten
         await activity.record(
             conn,
             "forget",
-            f"Forgot {scope_words(host)}: {facts} facts hidden ({documents} library documents kept)",
+            f"Forgot {scope_words(host)}: {facts} facts hidden, {forgotten} library pages forgotten, {kept} kept",
             source_host=host,
-            detail={"batch": batch, "facts": facts, "documents": documents, "activity": hidden_activity},
+            detail={
+                "batch": batch,
+                "facts": facts,
+                "documents": documents,
+                "documents_forgotten": forgotten,
+                "activity": hidden_activity,
+            },
         )
     cache.invalidate_host(host)
-    return {"host": host, "facts": facts, "documents": documents, "activity": hidden_activity, "batch": batch}
+    return {
+        "host": host,
+        "facts": facts,
+        "documents": documents,
+        "documents_forgotten": forgotten,
+        "documents_kept": kept,
+        "pages": pages,
+        "activity": hidden_activity,
+        "batch": batch,
+    }
 
 
 async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
@@ -140,21 +195,27 @@ async def undo(store: Store, cache: ProbeCache, batch: str) -> dict[str, Any]:
             raise NotFound("no such forget batch", code="unknown_batch")
         host: str = row["host"]
         if row["undone_at"] is not None:
-            return {"batch": batch, "host": host, "restored": 0}
+            return {"batch": batch, "host": host, "restored": 0, "documents": 0}
         cur = await conn.execute(
             "UPDATE facts SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
         )
         restored = cur.rowcount
-        await conn.execute(
-            "UPDATE activity SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
+        cur = await conn.execute(
+            "UPDATE documents SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?", (batch,)
         )
+        documents = cur.rowcount
+        for table in ("document_chunks", "activity"):
+            await conn.execute(
+                f"UPDATE {table} SET invalid_at = NULL, forget_batch = NULL WHERE forget_batch = ?",  # noqa: S608
+                (batch,),
+            )
         await conn.execute("UPDATE forget_batches SET undone_at = ? WHERE id = ?", (time.time(), batch))
         await activity.record(
             conn,
             "undo",
-            f"Restored {restored} facts of {host}",
+            f"Restored {restored} facts and {documents} library pages of {host}",
             source_host=host,
-            detail={"batch": batch, "restored": restored},
+            detail={"batch": batch, "restored": restored, "documents": documents},
         )
     cache.invalidate_host(host)
-    return {"batch": batch, "host": host, "restored": restored}
+    return {"batch": batch, "host": host, "restored": restored, "documents": documents}

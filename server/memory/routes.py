@@ -213,13 +213,15 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
 @api.route(
     "POST",
     "/api/forget",
-    summary="Forget a site: a dry run with counts, then apply with its confirmation",
+    summary="Forget a site: a dry run with counts and its saved pages, then apply with its confirmation "
+    "and the choice for the saved pages (documents: keep or forget, required when it has any)",
     body={
         "type": "object",
         "properties": {
             "host": HOST,
             "dry_run": {"type": "boolean"},
             "confirm": {"type": "string", "minLength": 1, "maxLength": 200},
+            "documents": {"type": "string", "enum": [forget.KEEP, forget.FORGET]},
         },
         "required": ["host"],
     },
@@ -229,14 +231,16 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
 async def post_forget(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     store, confirmations = request.app[appkeys.STORE], request.app[appkeys.FORGET_CONFIRMATIONS]
     if body.get("dry_run"):
-        if "confirm" in body:
-            raise BadRequest("a dry run takes no confirm", code="bad_value")
+        if "confirm" in body or "documents" in body:
+            raise BadRequest("a dry run takes no confirm and no documents choice", code="bad_value")
         return await forget.dry_run(store, confirmations, body["host"])
     if "confirm" not in body:
         raise BadRequest(
             "send dry_run: true first, then the confirm it answered", code="missing_field", field="body.confirm"
         )
-    return await forget.apply(store, request.app[appkeys.PROBE_CACHE], confirmations, body["host"], body["confirm"])
+    return await forget.apply(
+        store, request.app[appkeys.PROBE_CACHE], confirmations, body["host"], body["confirm"], body.get("documents")
+    )
 
 
 @api.route(

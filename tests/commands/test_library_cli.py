@@ -97,8 +97,10 @@ async def test_a_server_that_is_not_running_fails_clearly(tmp_path: Path) -> Non
     assert code == 1 and "no token" in err
     settings.data_dir.mkdir()
     (settings.data_dir / "token").write_text("x" * 43)
-    code, out, _err = await wherefrom(settings, "add", "https://example.com/a", "https://example.com/b")
-    assert code == 1 and "failed 2" in out and "not reachable at http://127.0.0.1:" in out
+    code, out, err = await wherefrom(settings, "add", "https://example.com/a", "https://example.com/b")
+    # one line saying how to start the server; nothing tried
+    assert code == 1 and out == "" and len(err.splitlines()) == 1, (out, err)
+    assert f"no server on 127.0.0.1:{settings.port} — start it with: wherefrom serve" in err
 
 
 def test_read_url_list() -> None:

@@ -249,6 +249,31 @@ async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) ->
     assert "persimmon" not in page_after and "persimmon" not in convo_after
 
 
+async def test_a_forgotten_hosts_saved_pages_go_only_when_the_person_forgets_them(server: ServerProcess) -> None:
+    pages = {}
+    for host in ("keepdocs.example", "dropdocs.example"):
+        pages[host] = store(
+            server,
+            "/api/library/add_text",
+            {"url": f"https://{host}/guide", "title": "Loquat guide", "text": f"The loquat guide kept on {host}."},
+        )["document"]["id"]
+    async with agent(server.port, server.data_dir) as session:
+        _, before = await call(session, "search_memory", query="loquat guide")
+        assert "https://keepdocs.example/guide" in before and "https://dropdocs.example/guide" in before
+        for host, choice in (("keepdocs.example", "keep"), ("dropdocs.example", "forget")):
+            status, dry = server.call("POST", "/api/forget", {"host": host, "dry_run": True})
+            assert status == 200 and dry["pages"][0]["url"] == f"https://{host}/guide"
+            body = {"host": host, "confirm": dry["confirm"], "documents": choice}
+            assert server.call("POST", "/api/forget", body)[0] == 200
+        _, after = await call(session, "search_memory", query="loquat guide")
+        kept_error, kept = await call(session, "get_document", id=pages["keepdocs.example"])
+        gone_error, gone = await call(session, "get_document", id=pages["dropdocs.example"])
+        _, page_after = await call(session, "page_memory", url="https://dropdocs.example/guide")
+    assert "https://keepdocs.example/guide" in after and "dropdocs.example" not in after
+    assert not kept_error and "kept on keepdocs.example" in kept
+    assert gone_error and "loquat" not in gone.lower() and "loquat" not in page_after.lower()
+
+
 async def test_an_off_sites_items_never_come_back(server: ServerProcess) -> None:
     store(server, "/api/notes", {"url": "https://open.example/a", "text": "the kumquat marmalade recipe"})
     store(server, "/api/notes", {"url": "https://closed.example/a", "text": "the kumquat tree in the yard"})
@@ -288,7 +313,7 @@ async def test_a_clear_error_when_the_server_is_not_running_or_not_paired(
     nobody = free_port()
     async with agent(nobody, server.data_dir) as session:  # a token, but no server on that port
         error, text = await call(session, "search_memory", query="anything")
-    assert error and "not reachable at http://127.0.0.1:" in text and "wherefrom serve" in text
+    assert error and f"no server on 127.0.0.1:{nobody}" in text and "start it with: wherefrom serve" in text
     empty = tmp_path / "elsewhere" / "data"
     empty.mkdir(parents=True)
     async with agent(server.port, empty) as session:  # the server runs, but this data dir was never paired

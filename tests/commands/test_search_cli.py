@@ -106,7 +106,7 @@ async def test_a_sentence_finds_what_one_word_does(api: Api, settings: Settings)
 async def test_search_exits_1_when_the_server_is_unreachable(api: Api, settings: Settings) -> None:
     code, out, err = await wherefrom(settings, "search", "tomato", port=free_port())
     assert code == 1 and out == ""
-    assert "not reachable at http://127.0.0.1:" in err and "wherefrom serve" in err
+    assert "no server on 127.0.0.1:" in err and "start it with: wherefrom serve" in err
     code, _, err = await wherefrom(settings, "search", "tomato", "--limit", "500")
     assert code == 1 and "limit" in err  # the server's refusal, in its words
     code, out, _ = await wherefrom(settings, "search", "tomato")  # control: the same command reaches it

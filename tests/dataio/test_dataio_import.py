@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.dataio import chats
+from server.dataio import chats, titles
 from server.settings import Settings
 from tests.conftest import REFERENCE, Api
 from tests.memory.test_memory_writes import set_mode
@@ -127,7 +127,7 @@ def test_the_real_chatgpt_export_reads_as_its_readme_counts() -> None:
     assert parsed.skipped["tool message (system_error)"] == 2
     # untitled chats ("New chat") take their first question as title, cut by the cap rule
     assert not any(c["title"] == "New chat" for c in parsed.conversations)
-    assert all(len(c["title"]) <= chats.TITLE_FROM_QUESTION_CHARS for c in parsed.conversations if c["title"])
+    assert all(len(c["title"]) <= titles.TITLE_FROM_QUESTION_CHARS for c in parsed.conversations if c["title"])
 
 
 @needs_chatgpt
@@ -359,4 +359,4 @@ async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Setting
     sample = tmp_path / "conversations.json"
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, out, err = await wherefrom(settings, "import-chats", str(sample))
-    assert code == 1 and "not reachable at http://127.0.0.1:" in err, err
+    assert code == 1 and "no server on 127.0.0.1:" in err, err

@@ -1,5 +1,6 @@
 """Forget a site: dry run with counts and an 8-second confirmation, soft apply over whole-label
-subdomains, library documents counted not removed, undo, and 409s."""
+subdomains, library documents counted (and kept or forgotten: tests/memory/test_forget_documents.py),
+undo, and 409s."""
 
 from __future__ import annotations
 
@@ -53,12 +54,14 @@ async def test_apply_hides_the_host_and_its_subdomains_by_whole_labels(api: Api)
     assert log["activity"][0]["kind"] == "forget" and log["activity"][0]["source_host"] == "example.com"
 
 
-async def test_library_documents_are_counted_not_removed(api: Api) -> None:
+async def test_library_documents_are_counted_and_kept_when_the_person_keeps_them(api: Api) -> None:
     await note(api, "https://example.com/a", "root")
     await add_document(api, "https://blog.example.com/post", "Post", "A saved post about walnuts. " * 20)
     body = await dry(api, "example.com")
     assert (body["facts"], body["documents"]) == (1, 1)
-    status, done = await api.post("/api/forget", {"host": "example.com", "confirm": body["confirm"]})
+    status, done = await api.post(
+        "/api/forget", {"host": "example.com", "confirm": body["confirm"], "documents": "keep"}
+    )
     assert (done["facts"], done["documents"]) == (1, 1)
     status, docs = await api.get("/api/library")
     assert status == 200

@@ -54,7 +54,9 @@ async def test_forget_hides_the_activity_rows_of_its_notes_and_undo_restores_the
 
     status, dry = await api.post("/api/forget", {"host": "forgetme.example", "dry_run": True})
     assert status == 200, dry
-    status, done = await api.post("/api/forget", {"host": "forgetme.example", "confirm": dry["confirm"]})
+    status, done = await api.post(
+        "/api/forget", {"host": "forgetme.example", "confirm": dry["confirm"], "documents": "keep"}
+    )
     assert status == 200, done
     assert done["activity"] == 3  # two notes and the capture
 

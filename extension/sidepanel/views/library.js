@@ -1,9 +1,10 @@
 // Library view: the saved documents (title, site, saved age, size), newest first. Each can open
-// its source page, be read (its extracted text, GET /api/library/{id}) or be deleted with an
+// its source page, be read (its Markdown or text, GET /api/library/{id}) or be deleted with an
 // undo: the worker holds the delete for a few seconds (background/library.js) and the row says
 // so, with an Undo button, until then.
 
 import { $, el, webUrl } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
 import { P, send } from '../state.js';
 
 /** @type {{reading: number | null, deleted: Map<number, {title: string, until: number, timer: number}>}} */
@@ -104,6 +105,17 @@ async function deleteDocument(d) {
   if (undo) undo.focus();
 }
 
+/**
+ * The page's own first heading, when it repeats the title the reader shows above it, is dropped.
+ * @param {DocumentFragment} frag @param {string} title
+ */
+function withoutTitle(frag, title) {
+  const first = frag.firstElementChild;
+  const norm = (/** @type {string} */ s) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  if (first && /^H[12]$/.test(first.nodeName) && title && norm(first.textContent || '') === norm(title)) first.remove();
+  return frag;
+}
+
 /** @param {number} id */
 async function renderReader(id) {
   const box = $('doc-reader');
@@ -133,7 +145,11 @@ async function renderReader(id) {
         el('span', { text: sizeWords(d.chars) }),
       ]),
       webUrl(d.source_url) ? el('a', { class: 'source', text: d.source_url, attrs: { href: d.source_url, target: '_blank', rel: 'noreferrer' } }) : null,
-      el('div', { class: 'reader-text', text: d.text }),
+      // the page's structure (the extraction's Markdown) through the same renderer and sanitiser
+      // as chat turns; a page saved as text, or before pages kept their structure, shows its text
+      typeof d.markdown === 'string' && d.markdown.trim()
+        ? el('div', { class: 'reader-text md' }, [withoutTitle(renderMarkdown(d.markdown), d.title)])
+        : el('div', { class: 'reader-text plain', text: d.text }),
     ]),
   );
   back.focus();

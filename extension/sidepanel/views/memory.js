@@ -1,5 +1,6 @@
 // Memory view: what is stored about the page in front of the person (four tiers), the note box,
-// "Add this page to library" and "Forget this site" (dry run, a second click, undo).
+// "Add this page to library" and "Forget this site" (dry run naming the site's saved library
+// pages with the choice to forget them too or keep them, a second click, undo).
 
 import { $, el } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
@@ -224,6 +225,29 @@ export function initMemory() {
     const btn = $('forget');
     btn.classList.remove('armed');
     btn.textContent = `Forget ${btn.dataset.host || 'this site'}…`;
+    $('forget-pages').hidden = true;
+    $('forget-pages').replaceChildren();
+  }
+
+  /**
+   * The dry run's saved pages, named, and the choice for them (kept unless the person ticks the box).
+   * @param {number} count @param {{id: number, title: string, url: string}[]} pages
+   */
+  function showPages(count, pages) {
+    const box = $('forget-pages');
+    const plural = count === 1 ? '' : 's';
+    const list = el('ul', { class: 'forget-page-list' }, pages.map((d) =>
+      el('li', {}, [el('span', { class: 'page-title', text: d.title || d.url }), el('span', { class: 'page-host', text: d.url })])));
+    if (count > pages.length) list.append(el('li', { class: 'muted', text: `and ${count - pages.length} more` }));
+    const tick = el('input', { attrs: { type: 'checkbox', id: 'forget-documents' } });
+    box.replaceChildren(
+      el('div', { class: 'label', text: `${count} saved library page${plural} from this site` }),
+      list,
+      el('label', { class: 'forget-choice', attrs: { for: 'forget-documents' } }, [
+        tick, el('span', { text: `Forget ${count === 1 ? 'this page' : `these ${count} pages`} too (otherwise ${count === 1 ? 'it stays' : 'they stay'} in the library)` }),
+      ]),
+    );
+    box.hidden = false;
   }
 
   $('forget').addEventListener('click', async () => {
@@ -232,17 +256,22 @@ export function initMemory() {
     const status = $('forget-status');
     if (ui.forget && ui.forget.host === host && Date.now() < ui.forget.until) {
       const confirm = ui.forget.confirm;
+      const box = /** @type {HTMLInputElement | null} */ (document.getElementById('forget-documents'));
+      const choice = ui.forget.documents ? { documents: box && box.checked ? 'forget' : 'keep' } : {};
       resetForget();
       status.textContent = 'Forgetting…';
-      const r = await send(P.PANEL_FORGET_APPLY, { host, confirm });
+      const r = await send(P.PANEL_FORGET_APPLY, { host, confirm, ...choice });
       if (!r.ok) {
         status.textContent = r.message;
         status.dataset.tone = 'bad';
         return;
       }
       ui.undoBatch = r.batch;
+      const gone = Number(r.documents_forgotten || 0);
+      const kept = Number(r.documents_kept || 0);
       status.textContent = `Forgot ${r.facts} item${r.facts === 1 ? '' : 's'} from ${host}.` +
-        (r.documents ? ` ${r.documents} library document${r.documents === 1 ? '' : 's'} kept.` : '');
+        (gone ? ` ${gone} saved page${gone === 1 ? '' : 's'} forgotten too.` : '') +
+        (kept ? ` ${kept} saved page${kept === 1 ? '' : 's'} kept in the library.` : '');
       status.dataset.tone = 'ok';
       $('undo').hidden = false;
       await renderMemory();
@@ -269,17 +298,19 @@ export function initMemory() {
       }
       btn.textContent = `Click again to forget (${left}s)`;
     };
-    ui.forget = { host, confirm: r.confirm, until, timer: /** @type {any} */ (setInterval(tick, 250)) };
+    const documents = Number(r.documents || 0);
+    ui.forget = { host, confirm: r.confirm, until, documents, timer: /** @type {any} */ (setInterval(tick, 250)) };
     tick();
-    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host}${r.subdomains === false ? ' (this host only)' : ' and its subdomains'} would be forgotten` +
-      (r.documents ? `; ${r.documents} library document${r.documents === 1 ? '' : 's'} from it stay in the library.` : '.');
+    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host}${r.subdomains === false ? ' (this host only)' : ' and its subdomains'} would be forgotten.`;
     status.dataset.tone = 'warn';
+    if (documents) showPages(documents, Array.isArray(r.pages) ? r.pages : []);
   });
 
   $('undo').addEventListener('click', async () => {
     if (!ui.undoBatch) return;
     const r = await send(P.PANEL_FORGET_UNDO, { batch: ui.undoBatch });
-    $('forget-status').textContent = r.ok ? `Restored ${r.restored} item${r.restored === 1 ? '' : 's'}.` : r.message;
+    const pages = r.ok && r.documents ? ` and ${r.documents} saved page${r.documents === 1 ? '' : 's'}` : '';
+    $('forget-status').textContent = r.ok ? `Restored ${r.restored} item${r.restored === 1 ? '' : 's'}${pages}.` : r.message;
     $('forget-status').dataset.tone = r.ok ? 'ok' : 'bad';
     if (r.ok) {
       ui.undoBatch = null;
