@@ -10,7 +10,7 @@ from server import appkeys, limits
 from server.api import Api
 from server.errors import BadRequest
 from server.memory import activity_log, captures, facts, forget, pagematch
-from server.memory import search as search_mod
+from server.memory import ranking
 
 api = Api()
 
@@ -159,12 +159,13 @@ async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict
 @api.route(
     "GET",
     "/api/search",
-    summary="Full-text search over every kind of item",
+    summary="Search every kind of item by its words and by meaning (fused; each result says why)",
     query={
         "type": "object",
         "properties": {
             "q": {"type": "string", "minLength": 1, "maxLength": 4_000},
             "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "lanes": {"type": "string", "enum": list(ranking.LANES)},
         },
         "required": ["q"],
     },
@@ -173,7 +174,8 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
     q: str = query["q"]
     if not q.strip():
         raise BadRequest("q is empty", code="bad_value", field="query.q")
-    return await search_mod.search(request.app[appkeys.STORE], q, query.get("limit", 20))
+    app = request.app
+    return await ranking.search(app[appkeys.STORE], app[appkeys.EMBEDDER], q, query.get("limit", 20), query.get("lanes", "both"))
 
 
 @api.route(
