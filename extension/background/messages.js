@@ -254,7 +254,9 @@ async function onPanel(type, p) {
       return { ok: true };
     case P.PANEL_SEARCH: {
       const res = await api.search(p.q, p.limit || 30);
-      return res.ok ? { ok: true, results: res.data.results || [] } : { ok: false, kind: res.kind, message: explain(res) };
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      const d = res.data;
+      return { ok: true, results: d.results || [], close: d.close !== false, note: d.note || '', meaning: d.meaning || {} };
     }
     case P.PANEL_GET_CONVERSATION: {
       let url = p.url;

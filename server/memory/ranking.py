@@ -97,5 +97,6 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:
         await add_snippets(store, stage.match if stage is not None else "", answer["results"])
-    answer["meaning"] = embedder.progress()["state"] if embedder is not None else "off"
+    progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
+    answer["meaning"] = {"state": progress["state"], "pending": progress["pending"]}
     return answer

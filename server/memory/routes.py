@@ -136,11 +136,25 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
     "GET",
     "/api/page-match",
     summary="Memory about a page in four tiers (empty for an off host)",
-    query={"type": "object", "properties": {"url": URL, "title": TITLE}, "required": ["url"]},
+    query={
+        "type": "object",
+        "properties": {
+            "url": URL,
+            "title": TITLE,
+            "description": {"type": "string", "maxLength": pagematch.DESCRIPTION_CHARS},
+        },
+        "required": ["url"],
+    },
 )
 async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    app = request.app
     return await pagematch.page_match(
-        request.app[appkeys.STORE], request.app[appkeys.POLICY], query["url"], query.get("title", "")
+        app[appkeys.STORE],
+        app[appkeys.POLICY],
+        query["url"],
+        query.get("title", ""),
+        description=query.get("description", ""),
+        embedder=app[appkeys.EMBEDDER],
     )
 
 
@@ -175,7 +189,8 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
     if not q.strip():
         raise BadRequest("q is empty", code="bad_value", field="query.q")
     app = request.app
-    return await ranking.search(app[appkeys.STORE], app[appkeys.EMBEDDER], q, query.get("limit", 20), query.get("lanes", "both"))
+    limit, lanes = query.get("limit", 20), query.get("lanes", "both")
+    return await ranking.search(app[appkeys.STORE], app[appkeys.EMBEDDER], q, limit, lanes)
 
 
 @api.route(
