@@ -33,9 +33,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_memory import build, migrate  # noqa: E402
 
-from server.dataio import chats, cli_import  # noqa: E402
-from server.dataio.cli_backup import backup  # noqa: E402
-from server.dataio.client import Client  # noqa: E402
+from server.commands import import_chats  # noqa: E402
+from server.commands.client import Client  # noqa: E402
+from server.dataio import chats  # noqa: E402
+from server.dataio.backup import backup  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.provenance import stamp  # noqa: E402
 from tests.server_process import ServerProcess  # noqa: E402
@@ -62,8 +63,8 @@ def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
     try:
         t0 = time.perf_counter()
         parsed = chats.read_file(EXPORT)
-        client = Client(argparse.Namespace(data_dir=server.data_dir, port=server.port))
-        cli_import.run(client, parsed)
+        client = Client(server.port, server.data_dir, timeout=import_chats.TIMEOUT)
+        import_chats.run(client, parsed)
         ours = time.perf_counter() - t0
     finally:
         server.stop()

@@ -283,11 +283,10 @@ async def test_the_import_route_refuses_bad_batches_and_writes_nothing(api: Api)
 async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conversations_in_order(
     api: Api, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import argparse
     import io
 
-    from server.dataio import cli_import
-    from server.dataio.client import Client, Progress
+    from server.commands import import_chats
+    from server.commands.client import Client, Progress
 
     convs = [
         {
@@ -307,13 +306,13 @@ async def test_an_import_in_many_batches_is_one_activity_row_and_keeps_long_conv
         for n in range(30)
     ]
     parsed = chats.parse(convs)
-    monkeypatch.setattr(cli_import, "BATCH_CONVERSATIONS", 7)
-    monkeypatch.setattr(cli_import, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
-    assert len(list(cli_import.batches(parsed))) > 10
-    client = Client(argparse.Namespace(data_dir=settings.data_dir, port=settings.port))
+    monkeypatch.setattr(import_chats, "BATCH_CONVERSATIONS", 7)
+    monkeypatch.setattr(import_chats, "BATCH_BYTES", 4000)  # chat 0 (120 messages) goes in pieces
+    assert len(list(import_chats.batches(parsed))) > 10
+    client = Client(settings.port, settings.data_dir, timeout=import_chats.TIMEOUT)
     stream = io.StringIO()
     monkeypatch.setattr(Progress, "__init__", _progress_into(Progress.__init__, stream))
-    totals = await asyncio.to_thread(cli_import.run, client, parsed)
+    totals = await asyncio.to_thread(import_chats.run, client, parsed)
     assert totals["turns.added"] == 120 + 29 * 3 and totals["conversations.new"] == 30
     _, activity = await api.get("/api/activity", params={"limit": 500})
     rows = [r for r in activity["activity"] if r["kind"] == "import"]
@@ -333,7 +332,7 @@ def _progress_into(init: Any, stream: Any) -> Any:
 def test_the_progress_bar_is_drawn_on_a_terminal() -> None:
     import io
 
-    from server.dataio.client import Progress
+    from server.commands.client import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -354,4 +353,4 @@ async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Setting
     sample = tmp_path / "conversations.json"
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, out, err = await wherefrom(settings, "import-chats", str(sample))
-    assert code == 1 and "server unreachable" in err, err
+    assert code == 1 and "not reachable at http://127.0.0.1:" in err, err

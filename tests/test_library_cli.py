@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from server.library.cli import read_url_list
+from server.commands.add import read_url_list
 from server.settings import Settings
 from tests.conftest import Api, free_port, local_site
 
@@ -98,7 +98,7 @@ async def test_a_server_that_is_not_running_fails_clearly(tmp_path: Path) -> Non
     settings.data_dir.mkdir()
     (settings.data_dir / "token").write_text("x" * 43)
     code, out, _err = await wherefrom(settings, "add", "https://example.com/a", "https://example.com/b")
-    assert code == 1 and "failed 2" in out and "server unreachable" in out
+    assert code == 1 and "failed 2" in out and "not reachable at http://127.0.0.1:" in out
 
 
 def test_read_url_list() -> None:

@@ -19,14 +19,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from server.commands.client import Client, CommandError, Progress, fail
 from server.dataio.chats import ExportFormatError, Parsed, read_file
-from server.dataio.client import Client, CliError, Progress
 
 BATCH_BYTES = 3 * 1024 * 1024  # half the route's body limit, with room for JSON escapes
 BATCH_CONVERSATIONS = 200
+TIMEOUT = 120.0  # one batch of BATCH_BYTES through the server's writer
 
 
-def add_command(sub: Any, common: Any) -> None:
+def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("import-chats", help="import a ChatGPT or Claude data export (or a Wherefrom JSON export)")
     common(p)
     p.add_argument("file", type=Path, metavar="FILE", help="conversations.json, the export's .zip, or wherefrom.json")
@@ -37,14 +38,13 @@ def cmd_import_chats(args: argparse.Namespace) -> int:
     try:
         parsed = read_file(args.file)
     except ExportFormatError as err:
-        print(f"wherefrom import-chats: {args.file}: {err}; nothing was imported", file=sys.stderr)
-        return 1
+        return fail("import-chats", f"{args.file}: {err}; nothing was imported")
     try:
-        totals = run(Client(args), parsed)
-    except CliError as err:
-        print(f"wherefrom import-chats: {err}", file=sys.stderr)
+        totals = run(Client.from_args(args, timeout=TIMEOUT), parsed)
+    except CommandError as err:
+        code = fail("import-chats", err)
         print("  what was sent before this is stored; run the same command again to finish", file=sys.stderr)
-        return 1
+        return code
     print(summary(parsed, totals))
     return 0
 

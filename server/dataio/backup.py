@@ -1,49 +1,31 @@
-"""`wherefrom backup FILE` and `wherefrom restore FILE`.
+"""Backup and restore of the database file (the data side of `wherefrom backup` and `restore`,
+server/commands/backup.py).
 
-Backup opens the database itself, read-only, beside the running server (WAL lets a second
+`backup()` opens the database itself, read-only, beside the running server (WAL lets a second
 connection read one consistent snapshot while the server keeps writing), and copies it with
 SQLite's online backup API in a single step — one read transaction, so the copy is the database
 as of one instant and is never restarted by the server's writes. The copy is checked
 (`PRAGMA integrity_check`), made 0600 and renamed into place; an existing FILE is refused.
-The server need not run.
 
-Restore needs the server stopped: it refuses while a server on --port answers /api/health for
-this data dir, and while any process holds the database open (an exclusive-lock probe, which
-also catches a server on another port). It refuses a file that fails integrity_check, that is
-not a Wherefrom database, or whose schema is newer than this build's migrations. The current
-database (with its -wal and -shm) is kept aside as wherefrom.db.before-restore-<time>, then the
-backup is copied in. The next `wherefrom serve` opens it (and applies any older-schema
-migrations).
+`restore()` refuses a file that fails integrity_check, that is not a Wherefrom database, or whose
+schema is newer than this build's migrations; then while the caller's `serving` check names a
+server holding the database, and while any process holds it open (an exclusive-lock probe,
+which also catches a server on another port). The current database (with its -wal and -shm) is
+kept aside as wherefrom.db.before-restore-<time>, then the backup is copied in.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sqlite3
-import sys
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.settings import default_data_dir
 from server.store.db import migration_files
 
 DB_NAME = "wherefrom.db"
-
-
-def add_commands(sub: Any, common: Any) -> None:
-    b = sub.add_parser("backup", help="copy the database to FILE (SQLite online backup; the server may run)")
-    common(b)
-    b.add_argument("file", type=Path, metavar="FILE")
-    b.set_defaults(func=cmd_backup)
-    r = sub.add_parser("restore", help="replace the database with FILE (the server must be stopped)")
-    common(r)
-    r.add_argument("file", type=Path, metavar="FILE")
-    r.set_defaults(func=cmd_restore)
 
 
 class RefusedError(Exception):
@@ -118,18 +100,8 @@ def check_restorable(path: Path) -> str:
     return max(names) if names else ""
 
 
-def server_holding(db: Path, port: int, token: str | None) -> str | None:
-    """Why the database is in use (a server answering for it, or any open connection), else None."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/health")
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=2) as resp:  # noqa: S310 - fixed loopback URL
-            health = json.loads(resp.read())
-        if Path(health.get("db", {}).get("path", "")).resolve() == db.resolve():
-            return f"the server (pid {health['build']['pid']}) on port {port} has it open; stop it first"
-    except (OSError, ValueError, KeyError):
-        pass
+def database_in_use(db: Path) -> str | None:
+    """Why the database is held open by another process (an exclusive-lock probe), else None."""
     if not db.exists():
         return None
     con = sqlite3.connect(db, timeout=0, isolation_level=None)
@@ -144,12 +116,12 @@ def server_holding(db: Path, port: int, token: str | None) -> str | None:
     return None
 
 
-def restore(data_dir: Path, source: Path, port: int) -> dict[str, Any]:
+def restore(data_dir: Path, source: Path, serving: Callable[[Path], str | None]) -> dict[str, Any]:
+    """Copy `source` in as the database of `data_dir`; `serving(db)` says why a running server
+    holds it (or None)."""
     db = data_dir / DB_NAME
     schema_version = check_restorable(source)
-    token_path = data_dir / "token"
-    token = token_path.read_text("ascii").strip() if token_path.exists() else None
-    busy = server_holding(db, port, token)
+    busy = serving(db) or database_in_use(db)
     if busy:
         raise RefusedError(busy)
     aside = None
@@ -173,31 +145,3 @@ def restore(data_dir: Path, source: Path, port: int) -> dict[str, Any]:
         src.close()
     os.replace(tmp, db)
     return {"schema": schema_version, "aside": str(aside) if aside else None}
-
-
-def cmd_backup(args: argparse.Namespace) -> int:
-    db = (args.data_dir or default_data_dir()) / DB_NAME
-    try:
-        done = backup(db, args.file)
-    except (RefusedError, sqlite3.Error, OSError) as err:
-        print(f"wherefrom backup: {err}", file=sys.stderr)
-        return 1
-    print(
-        f"backed up {db} to {args.file}: {done['bytes'] / 1e6:.1f} MB in {done['seconds']:.2f} s "
-        f"(copy {done['copy_seconds']:.2f} s, integrity check {done['check_seconds']:.2f} s), integrity ok"
-    )
-    return 0
-
-
-def cmd_restore(args: argparse.Namespace) -> int:
-    data_dir = args.data_dir or default_data_dir()
-    try:
-        done = restore(data_dir, args.file, args.port)
-    except (RefusedError, sqlite3.Error, OSError) as err:
-        print(f"wherefrom restore: refused: {err}", file=sys.stderr)
-        return 1
-    print(f"restored {args.file} into {data_dir / DB_NAME} (schema {done['schema']})")
-    if done["aside"]:
-        print(f"  the previous database is kept as {done['aside']}")
-    print("  start the server again: wherefrom serve")
-    return 0

@@ -2,7 +2,7 @@
 (Claude Desktop / Claude Code, Cursor, any MCP client).
 
 It holds no data and no rules of its own: every tool is one request to the RUNNING Wherefrom
-server (server.localclient, with the token), so the server's governance and visibility rule
+server (server.commands.client, with the token), so the server's governance and visibility rule
 decide what an agent may read or write, exactly as for the side panel. Answers carry provenance
 (server.resultformat) and are cut by the one cap rule, saying so. Read-only unless started with
 --allow-writes, which adds `add_note`.
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from server.localclient import LocalClient, ServerUnavailable, error_message
+from server.commands.client import Client, ServerUnavailable, error_message
 from server.resultformat import cut, item_line, results_text
 
 NAME = "wherefrom"
@@ -56,7 +56,7 @@ class ToolFailed(Exception):
 class Tools:
     """The tools, each one request to the running server."""
 
-    def __init__(self, client: LocalClient) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     def _get(self, path: str, **query: Any) -> Any:
@@ -134,7 +134,7 @@ class Tools:
         return f"Kept the note (id {body.get('id')}) about {url}."
 
 
-def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
+def build_server(client: Client, *, allow_writes: bool) -> Any:
     """The MCP server with its tools (add_note only when `allow_writes`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -257,7 +257,7 @@ def build_server(client: LocalClient, *, allow_writes: bool) -> Any:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wherefrom mcp: %(message)s")
-    client = LocalClient(args.port, args.data_dir)
+    client = Client.from_args(args)
     try:
         status, _body = client.get("/api/health")
     except ServerUnavailable as err:

@@ -16,16 +16,17 @@ import collections
 import datetime as dt
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from server.commands.client import Client, CommandError, Progress, fail
 from server.dataio import markdown, schema
-from server.dataio.client import Client, CliError, Progress
+
+TIMEOUT = 120.0  # one page of the export
 
 
-def add_command(sub: Any, common: Any) -> None:
+def add_commands(sub: Any, common: Any) -> None:
     p = sub.add_parser("export", help="write everything visible to DIR as Markdown or JSON")
     common(p)
     p.add_argument("dir", type=Path, metavar="DIR")
@@ -70,17 +71,15 @@ LABELS = {"conversations": "conversations", "facts": "notes and clips", "documen
 def cmd_export(args: argparse.Namespace) -> int:
     try:
         if args.since is not None and not _is_day(args.since):
-            raise CliError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
-        client = Client(args)
+            raise CommandError(f"--since must be a day YYYY-MM-DD, not {args.since!r}")
+        client = Client.from_args(args, timeout=TIMEOUT)
         client.call("GET", "/api/health")
         args.dir.mkdir(parents=True, exist_ok=True)
         counts, written, left_out = (export_json if args.format == "json" else export_markdown)(client, args)
-    except CliError as err:
-        print(f"wherefrom export: {err}", file=sys.stderr)
-        return 1
+    except CommandError as err:
+        return fail("export", err)
     except OSError as err:
-        print(f"wherefrom export: cannot write {args.dir}: {err}", file=sys.stderr)
-        return 1
+        return fail("export", f"cannot write {args.dir}: {err}")
     print(
         f"exported to {args.dir} ({args.format}): {counts['conversations']} conversations, "
         f"{counts['facts']} notes and clips, {counts['documents']} documents; {written} files written"
@@ -135,7 +134,7 @@ def export_markdown(
     def write(identity: str, rel_path: str, text: str) -> None:
         nonlocal written
         if names.setdefault(rel_path.lower(), identity) != identity:
-            raise CliError(f"two items would share {rel_path}; nothing more was written")
+            raise CommandError(f"two items would share {rel_path}; nothing more was written")
         path = args.dir / rel_path
         if path.parent not in made:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from server.localclient import LocalClient, ServerUnavailable, error_message
+from server.commands.client import Client, CommandError, error_message, fail
 from server.resultformat import provenance, results_text
 
 DEFAULT_LIMIT = 20  # what the panel asks for
@@ -29,15 +28,13 @@ def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) ->
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    client = LocalClient(args.port, args.data_dir)
+    client = Client.from_args(args)
     try:
         status, body = client.get("/api/search", q=args.query, limit=args.limit)
-    except ServerUnavailable as err:
-        print(f"wherefrom search: {err}", file=sys.stderr)
-        return 1
+    except CommandError as err:
+        return fail("search", err)
     if status != 200 or not isinstance(body, dict):
-        print(f"wherefrom search: {error_message(status, body)}", file=sys.stderr)
-        return 1
+        return fail("search", error_message(status, body))
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
         print(

@@ -9,15 +9,12 @@ saved, failed with reasons); the exit status is 1 when anything failed, 0 otherw
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from server.settings import default_data_dir
+from server.commands.client import Client, ServerUnavailable, TimedOut, error_message, fail
 
 REQUEST_TIMEOUT = 60.0  # the server's own fetch is bounded at 20 s; extraction follows
 
@@ -54,25 +51,20 @@ def cmd_import(args: argparse.Namespace) -> int:
         else:
             urls = read_url_list(Path(args.file).read_text("utf-8").splitlines())
     except (OSError, UnicodeDecodeError) as err:
-        print(f"wherefrom import: cannot read {args.file}: {err}", file=sys.stderr)
-        return 1
+        return fail("import", f"cannot read {args.file}: {err}")
     if not urls:
-        print(f"wherefrom import: no URLs in {args.file}", file=sys.stderr)
-        return 1
+        return fail("import", f"no URLs in {args.file}")
     return run(urls, args)
 
 
 def run(urls: list[str], args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    data_dir = args.data_dir or default_data_dir()
-    token_path = data_dir / "token"
+    client = Client.from_args(args, timeout=REQUEST_TIMEOUT)
     try:
-        token = token_path.read_text("ascii").strip()
-    except OSError:
-        print(f"wherefrom: no token at {token_path}; start the server first (wherefrom serve --data-dir ...)", file=err)
-        return 1
-    client = Client(f"http://127.0.0.1:{args.port}", token)
+        client.token  # noqa: B018 - no token: nothing to try
+    except ServerUnavailable as exc:
+        return fail(args.command, exc, err)
     saved: list[str] = []
     already: list[str] = []
     failed: list[tuple[str, str]] = []
@@ -80,17 +72,17 @@ def run(urls: list[str], args: argparse.Namespace, *, out: TextIO | None = None,
     for i, url in enumerate(urls, 1):
         print(f"[{i:>{width}}/{len(urls)}] {url} ...", end=" ", file=err, flush=True)
         try:
-            status, body = client.add_url(url)
-        except TimeoutError:
+            status, body = client.post("/api/library/add_url", {"url": url})
+        except TimedOut:
             print("timed out", file=err)
             failed.append((url, f"no answer within {REQUEST_TIMEOUT:g} s"))
             continue
-        except OSError as exc:
-            print("server unreachable", file=err)
-            failed.append((url, f"server unreachable at 127.0.0.1:{args.port}: {exc}"))
+        except ServerUnavailable as exc:
+            print(f"failed: {exc}", file=err)
+            failed.append((url, str(exc)))
             # the rest would fail the same way
             for rest in urls[i:]:
-                failed.append((rest, "not tried: server unreachable"))
+                failed.append((rest, "not tried: the server cannot be asked (above)"))
             break
         if status == 201:
             saved.append(url)
@@ -100,7 +92,7 @@ def run(urls: list[str], args: argparse.Namespace, *, out: TextIO | None = None,
             outcome = body.get("outcome", "already saved") if isinstance(body, dict) else "already saved"
             print(f"already saved ({outcome})", file=err)
         else:
-            reason = _reason(status, body)
+            reason = error_message(status, body)
             failed.append((url, reason))
             print(f"failed: {reason}", file=err)
     print(f"saved {len(saved)}, already saved {len(already)}, failed {len(failed)}", file=out)
@@ -114,36 +106,3 @@ def _chunks(body: Any) -> str:
         return f"{body['document']['chunks']} chunks"
     except (KeyError, TypeError):
         return "ok"
-
-
-def _reason(status: int, body: Any) -> str:
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        e = body["error"]
-        return f"HTTP {status} {e.get('code', '')}: {e.get('message', '')}".strip()
-    return f"HTTP {status}"
-
-
-class Client:
-    def __init__(self, base: str, token: str) -> None:
-        self.base = base
-        self.token = token
-
-    def add_url(self, url: str) -> tuple[int, Any]:
-        req = urllib.request.Request(  # noqa: S310 - http://127.0.0.1 only
-            self.base + "/api/library/add_url",
-            data=json.dumps({"url": url}).encode("utf-8"),
-            method="POST",
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=REQUEST_TIMEOUT) as resp:  # noqa: S310 - fixed loopback URL
-                return resp.status, _json(resp.read())
-        except urllib.error.HTTPError as exc:
-            return exc.code, _json(exc.read())
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
