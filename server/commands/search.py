@@ -37,9 +37,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         return fail("search", error_message(status, body))
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
-        print(
-            json.dumps({"query": args.query, "results": [provenance(r) for r in results]}, ensure_ascii=False, indent=2)
-        )
+        out = {"query": args.query, "close": body.get("close", True), "results": [provenance(r) for r in results]}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         print(results_text(args.query, results))
     return 0
