@@ -33,7 +33,7 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     app[appkeys.POLICY] = await visibility.govern(store)
     log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
     embedder = app[appkeys.EMBEDDER] = Embedder(store)
-    embedder.start()
+    await embedder.start()
     try:
         yield
     finally:

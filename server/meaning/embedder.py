@@ -70,13 +70,20 @@ class Embedder:
 
     @property
     def ready(self) -> bool:
-        return self.state != "loading"
+        return self.state in ("building", "ready")
 
     def _written(self) -> None:
         self.idle.clear()
         self.wake.set()
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Load the model (off the loop, ~0.3 s, once per process), then build in the background."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.executor, model_mod.model)
+        except Exception as e:  # no model: search by words still works, and health says why
+            log.exception("the embedding model did not load")
+            self.state, self.error = "failed", f"{type(e).__name__}: {e}"
+            return
         self.store.after_commit.append(self._written)
         self._task = asyncio.create_task(self._run(), name="embedder")
 
@@ -90,9 +97,7 @@ class Embedder:
         self.executor.shutdown(wait=True, cancel_futures=True)
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self.executor, model_mod.model)
             await self._load()
             row = await self.store.fetchone("SELECT COUNT(*) FROM embed_queue")
             self.pending = int(row[0]) if row else 0
@@ -115,7 +120,7 @@ class Embedder:
     async def settled(self, timeout: float = SETTLE_S) -> None:
         """Wait (at most `timeout`) for the few items written just now to be embedded, so that a
         note is found by meaning as soon as it is stored; never during a long backfill."""
-        if self.state in ("ready", "building") and self.pending <= BATCH and not self.idle.is_set():
+        if self.state in ("loading", "ready", "building") and self.pending <= BATCH and not self.idle.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.idle.wait(), timeout)
 

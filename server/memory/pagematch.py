@@ -36,7 +36,7 @@ FACT_COLUMNS = (
 )
 SITE_LIMIT = 20
 RELATED_LIMIT = 10
-RELATED_MIN = 0.45  # the cosine a related fact needs (server.memory.ranking.CLOSE: a close match)
+RELATED_MIN = 0.3  # the cosine a related fact needs (a good paraphrase: server.memory.ranking)
 DESCRIPTION_CHARS = 1_000
 
 

@@ -26,9 +26,11 @@ from server.memory.snippets import add_snippets
 from server.store.db import Store
 
 K = 60
-CLOSE = 0.45  # a cosine at or above this is a close match by meaning (bench/bench_search_quality.py)
-FLOOR = 0.25  # below this a meaning hit is noise next to items holding every word
-NOISE = 0.15  # below this a meaning hit is not shown at all (gibberish is near nothing)
+# cosines of this static model run low: a good paraphrase scores 0.25-0.4, unrelated text ~0.0
+# (calibrated on bench/bench_search_quality.py's paraphrase queries)
+CLOSE = 0.4  # a cosine at or above this is a close match by meaning
+FLOOR = 0.3  # below this a meaning hit is noise next to items holding every word
+NOISE = 0.05  # below this a meaning hit is not shown at all (gibberish is near nothing)
 PARTIAL_WEIGHT = 0.5  # an any-term hit's weight when its share of the terms is not known
 CLOSE_WORDS = 0.66  # holding two thirds of the asked terms is close by words
 NOTE = "no close match — nearest by meaning:"
