@@ -66,7 +66,10 @@ async def test_forgotten_and_off_items_are_never_found_by_meaning(api: Api) -> N
     status, _ = await api.put("/api/site-mode", {"host": "dogs.example", "mode": "off"})
     assert status == 200
     assert CRATE not in texts(await search(api, PARAPHRASE))
-    assert all(r["source_host"] != "dogs.example" for r in (await match(api, "https://x.example/", PARAPHRASE))["tiers"]["related"])
+    assert all(
+        r["source_host"] != "dogs.example"
+        for r in (await match(api, "https://x.example/", PARAPHRASE))["tiers"]["related"]
+    )
 
 
 async def test_hidden_items_do_not_crowd_visible_ones_out(api: Api) -> None:
@@ -115,7 +118,8 @@ async def test_related_tier_is_by_meaning_from_other_sites_never_chunks(api: Api
     assert tiers["related"][0]["meaning"] > 0 and all(f["kind"] != "document" for f in tiers["related"])
     assert [f["text"] for f in tiers["site"]] == ["same site: leash walking"]
     status, body = await api.get(
-        "/api/page-match", params={"url": page, "title": "", "description": "how to teach a young dog to sleep in a box"}
+        "/api/page-match",
+        params={"url": page, "title": "", "description": "how to teach a young dog to sleep in a box"},
     )
     assert status == 200 and [f["text"] for f in body["tiers"]["related"]] == [CRATE]
 

@@ -83,5 +83,7 @@ def test_backfill_after_upgrade_survives_kill_9(tmp_path: Path) -> None:
         assert con.execute("SELECT COUNT(*) FROM embed_queue").fetchone()[0] == 0
         per_fact = con.execute("SELECT COUNT(*), COUNT(DISTINCT fact_id) FROM vectors").fetchone()
         assert per_fact == (NOTES, NOTES)  # every note once, none twice
-        missing = con.execute("SELECT COUNT(*) FROM facts f WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.fact_id = f.id)")
+        missing = con.execute(
+            "SELECT COUNT(*) FROM facts f WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.fact_id = f.id)"
+        )
         assert missing.fetchone()[0] == 0

@@ -42,9 +42,9 @@ NOT_READERS = {
     "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
     "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
-    "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden too: undo)",
+    "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden: undo)",
     "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
-    "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane reads items joined back",
+    "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
 }
 
 
@@ -359,6 +359,6 @@ def test_the_check_fails_on_readers_that_bypass_the_rule() -> None:
         "server/evil.py:sneaky_vectors",
         "server/evil.py:sneaky_wrong_alias",
     ]
-    good = {"server/evil.py:good", "server/evil.py:good_fts", "server/evil.py:GOOD_CONST_SQL", "server/evil.py:good_vectors"}
+    good = {f"server/evil.py:{n}" for n in ("good", "good_fts", "GOOD_CONST_SQL", "good_vectors")}
     assert good <= set(found)
     assert "server/evil.py:a_write" not in found

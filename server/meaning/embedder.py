@@ -117,12 +117,12 @@ class Embedder:
             log.exception("embedder stopped")
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
 
-    async def settled(self, timeout: float = SETTLE_S) -> None:
-        """Wait (at most `timeout`) for the few items written just now to be embedded, so that a
+    async def settled(self) -> None:
+        """Wait (at most SETTLE_S) for the few items written just now to be embedded, so that a
         note is found by meaning as soon as it is stored; never during a long backfill."""
         if self.state in ("loading", "ready", "building") and self.pending <= BATCH and not self.idle.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.idle.wait(), timeout)
+                await asyncio.wait_for(self.idle.wait(), SETTLE_S)
 
     async def _load(self) -> None:
         after = 0

@@ -9,8 +9,7 @@ from aiohttp import web
 from server import appkeys, limits
 from server.api import Api
 from server.errors import BadRequest
-from server.memory import activity_log, captures, facts, forget, pagematch
-from server.memory import ranking
+from server.memory import activity_log, captures, facts, forget, pagematch, ranking
 
 api = Api()
 
