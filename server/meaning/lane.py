@@ -44,7 +44,8 @@ WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("document_chunks"
 async def embed_query(text: str) -> model_mod.Vectors:
     """The query's vector (off the event loop; a query is short: well under a millisecond)."""
     m = await asyncio.to_thread(model_mod.model)
-    return (await asyncio.to_thread(m.embed, [text]))[0]
+    vectors: model_mod.Vectors = await asyncio.to_thread(m.embed, [text])
+    return vectors[0:1].reshape(-1)
 
 
 async def nearest(

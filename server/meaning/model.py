@@ -99,8 +99,14 @@ class Model:
             if ids:
                 rows = np.clip(np.asarray(ids, dtype=np.int64), 0, top)
                 out[n] = self.weights.take(rows, axis=0).sum(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
+        return _unit(out)
+
+
+def _unit(rows: Vectors) -> Vectors:
+    """Rows scaled to length 1, in place (a zero row stays zero)."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows
 
 
 _lock = threading.Lock()
@@ -133,5 +139,4 @@ def from_int8(blobs: list[bytes]) -> Vectors:
     if not blobs:
         return np.zeros((0, DIMS), np.float32)
     out = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), DIMS).astype(np.float32)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return np.divide(out, norms, out=out, where=norms > 0)
+    return _unit(out)

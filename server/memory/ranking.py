@@ -10,7 +10,7 @@ any result is; when none is, the results are the nearest by meaning first and `n
 — accidental overlaps on a word or two are not presented as answers.
 
 Fusion: score = sum over the lanes that found an item of weight / (K + rank). A words hit
-weighs its share of the terms (1.0 when it holds all of them), a meaning hit 1.0; a meaning
+weighs the square of its share of the terms (1.0 when it holds all of them), a meaning hit 1.0; a meaning
 hit weaker than FLOOR is left out when the words lane found items holding every term.
 """
 
@@ -61,7 +61,8 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     for rank, item in enumerate(lexical, 1):
         key = _key(item)
         merged[key] = dict(item)
-        weight = min(1.0, float(item.get("words", 0.0))) or PARTIAL_WEIGHT
+        share = min(1.0, float(item.get("words", 0.0))) or PARTIAL_WEIGHT
+        weight = share * share  # a word or two of many is weak evidence next to meaning
         score[key] = weight / (K + rank)
     for rank, item in enumerate(meaning, 1):
         key = _key(item)
@@ -85,7 +86,7 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     results = [item for _s, item in out]
     close = any(r["close"] for r in results)
     if not close:  # nothing matches well: the nearest by meaning first, then the word overlaps
-        results.sort(key=lambda r: -(r.get("meaning") if r.get("meaning") is not None else -2.0))
+        results.sort(key=lambda r: -float(r["meaning"]) if r.get("meaning") is not None else 2.0)
     answer: dict[str, Any] = {"results": results[:limit], "close": close}
     if results and not close:
         answer["note"] = NOTE
