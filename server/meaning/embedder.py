@@ -17,6 +17,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import aiosqlite
+
 from server.meaning import model as model_mod
 from server.meaning.index import CHUNK, FACT, BitIndex
 from server.store.db import Store
@@ -34,7 +36,7 @@ _CHUNK_TEXT_SQL = (
     "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
     "WHERE c.id IN (SELECT value FROM json_each(?))"
 )
-_INSERT_SQL = "INSERT INTO vectors(fact_id, chunk_id, seq, model, bits, vec) VALUES (?, ?, ?, ?, ?, ?) RETURNING id"
+_INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
 
 
@@ -146,17 +148,15 @@ class Embedder:
         windows = await asyncio.get_running_loop().run_in_executor(
             self.executor, m.embed_windows, [texts[k] for k in keys]
         )
-        added: tuple[list[int], list[int], list[bytes]] = ([], [], [])
-        async with self.store.transaction():
+        async with self.store.transaction() as conn:
             now = await self._texts(wanted)
-            for key, vectors in zip(keys, windows, strict=True):
-                if now.get(key) != texts[key]:
-                    continue  # changed since it was read: it is still queued, for the next batch
-                await self._write(key, vectors, added)
-            done = [k for k in keys if now.get(k) == texts[k]] + [
+            fresh = [(k, v) for k, v in zip(keys, windows, strict=True) if now.get(k) == texts[k]]
+            # a changed item is still queued (its trigger re-queued it), for the next batch
+            added = await self._write(conn, fresh)
+            done = [k for k, _v in fresh] + [
                 (item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now
             ]
-            await self.store.conn.execute(
+            await conn.execute(
                 "DELETE FROM embed_queue WHERE (item, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
                 (_json_pairs(done),),
             )
@@ -174,20 +174,33 @@ class Embedder:
         return out
 
     async def _write(
-        self, key: tuple[str, int], vectors: model_mod.Vectors, added: tuple[list[int], list[int], list[bytes]]
-    ) -> None:
-        item, item_id = key
-        column = "fact_id" if item == "fact" else "chunk_id"
-        await self.store.conn.execute(f"DELETE FROM vectors WHERE {column} = ?", (item_id,))  # noqa: S608
-        bits, int8 = model_mod.sign_bits(vectors), model_mod.to_int8(vectors)
-        for seq in range(len(vectors)):
-            ids = (item_id, None) if item == "fact" else (None, item_id)
-            async with self.store.conn.execute(_INSERT_SQL, (*ids, seq, model_mod.NAME, bits[seq], int8[seq])) as cur:
-                row = await cur.fetchone()
-            assert row is not None
-            added[0].append(int(row[0]))
-            added[1].append(FACT if item == "fact" else CHUNK)
-            added[2].append(bits[seq])
+        self, conn: aiosqlite.Connection, fresh: list[tuple[tuple[str, int], model_mod.Vectors]]
+    ) -> tuple[list[int], list[int], list[bytes]]:
+        """Replace the vectors of these items (inside the writer's transaction: the ids are
+        given here, after the largest one, so one executemany writes them all)."""
+        for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
+            ids = [i for (kind, i), _v in fresh if kind == item]
+            if ids:
+                await conn.execute(
+                    f"DELETE FROM vectors WHERE {column} IN (SELECT value FROM json_each(?))",  # noqa: S608
+                    (_json_ids(ids),),
+                )
+        async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM vectors") as cur:
+            row = await cur.fetchone()
+        next_id = int(row[0]) + 1 if row else 1
+        rows: list[tuple[Any, ...]] = []
+        added: tuple[list[int], list[int], list[bytes]] = ([], [], [])
+        for (item, item_id), vectors in fresh:
+            bits, int8 = model_mod.sign_bits(vectors), model_mod.to_int8(vectors)
+            owner = (item_id, None) if item == "fact" else (None, item_id)
+            for seq in range(len(vectors)):
+                rows.append((next_id, *owner, seq, model_mod.NAME, bits[seq], int8[seq]))
+                added[0].append(next_id)
+                added[1].append(FACT if item == "fact" else CHUNK)
+                added[2].append(bits[seq])
+                next_id += 1
+        await conn.executemany(_INSERT_SQL, rows)
+        return added
 
     async def drain(self) -> None:
         """Embed until the queue is empty (tests and tools; the server's task does this itself)."""
