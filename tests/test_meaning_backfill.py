@@ -87,3 +87,25 @@ def test_backfill_after_upgrade_survives_kill_9(tmp_path: Path) -> None:
             "SELECT COUNT(*) FROM facts f WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.fact_id = f.id)"
         )
         assert missing.fetchone()[0] == 0
+
+
+async def test_restore_brings_the_vectors_back_and_builds_what_is_missing(settings: Any, tmp_path: Path) -> None:
+    from tests.conftest import running_api
+    from tests.test_dataio_import import wherefrom
+
+    crate = "Crate training: let the puppy sleep in the crate with a blanket, short stays at first."
+    backup = tmp_path / "b.db"
+    async with running_api(settings) as api:
+        assert (await api.post("/api/notes", {"url": "https://dogs.example/c", "text": crate}))[0] == 201
+        await api.get("/api/search", params={"q": "crate"})  # embedded before the backup
+        assert (await wherefrom(settings, "backup", str(backup)))[0] == 0
+    with sqlite3.connect(backup) as con:  # as if taken while the item still waited in the queue
+        assert con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 1  # the backup holds vectors
+        con.execute("DELETE FROM vectors")
+        con.execute("INSERT INTO embed_queue(item, id) SELECT 'fact', id FROM facts")
+    assert (await wherefrom(settings, "restore", str(backup)))[0] == 0
+    async with running_api(settings) as api:
+        status, body = await api.get("/api/search", params={"q": "teaching a young dog to rest in its box"})
+        assert status == 200 and [(r["text"], r["why"]) for r in body["results"]] == [(crate, "meaning")]
+        row = await api.store.fetchone("SELECT (SELECT COUNT(*) FROM vectors), (SELECT COUNT(*) FROM embed_queue)")
+        assert row is not None and tuple(row) == (1, 0)
