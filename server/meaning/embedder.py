@@ -26,7 +26,7 @@ from server.store.db import Store
 log = logging.getLogger("wherefrom")
 BATCH = 256
 LOAD_ROWS = 50_000
-SETTLE_S = 1.0
+SETTLE_S = 0.5
 
 _QUEUE_SQL = "SELECT item, id FROM embed_queue ORDER BY item DESC, id LIMIT ?"
 # the embedder reads every queued item, hidden ones too (their vectors are filtered where they
@@ -58,6 +58,9 @@ class Embedder:
         self.started_at = time.time()
         self.error: str | None = None
         self.idle = asyncio.Event()  # set while the queue is empty and no batch is in flight
+        self.written = 0  # commits seen (Store.after_commit)
+        self.caught_up = 0  # every commit up to this one is embedded
+        self._stepped = asyncio.Event()  # pulsed after each batch
         self._task: asyncio.Task[None] | None = None
 
     def progress(self) -> dict[str, Any]:
@@ -75,6 +78,7 @@ class Embedder:
         return self.state in ("building", "ready")
 
     def _written(self) -> None:
+        self.written += 1
         self.idle.clear()
         self.wake.set()
 
@@ -122,9 +126,14 @@ class Embedder:
     async def settled(self) -> None:
         """Wait (at most SETTLE_S) for the few items written just now to be embedded, so that a
         note is found by meaning as soon as it is stored; never during a long backfill."""
-        if self.state in ("loading", "ready", "building") and self.pending <= BATCH and not self.idle.is_set():
+        if self.state not in ("loading", "ready", "building") or self.pending > BATCH or self.idle.is_set():
+            return
+        target = self.written  # the commits made before this search, not the ones after it
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SETTLE_S
+        while self.caught_up < target and not self.idle.is_set() and loop.time() < deadline:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.idle.wait(), SETTLE_S)
+                await asyncio.wait_for(self._stepped.wait(), deadline - loop.time())
 
     async def _load(self) -> None:
         after = 0
@@ -137,8 +146,10 @@ class Embedder:
 
     async def step(self) -> int:
         """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""
+        seen = self.written
         queued = await self.store.fetchall(_QUEUE_SQL, (BATCH,))
         if not queued:
+            self._pulse(seen)
             return 0
         self.state = "building"
         wanted = {"fact": [r[1] for r in queued if r[0] == "fact"], "chunk": [r[1] for r in queued if r[0] == "chunk"]}
@@ -163,7 +174,14 @@ class Embedder:
         self.index.add(*added)
         self.done += len(done)
         self.pending = max(0, self.pending - len(done))
+        if len(queued) < BATCH:  # everything queued when the batch was read is now embedded
+            self._pulse(seen)
         return len(queued)
+
+    def _pulse(self, seen: int) -> None:
+        self.caught_up = max(self.caught_up, seen)
+        self._stepped.set()
+        self._stepped = asyncio.Event()
 
     async def _texts(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], str]:
         out: dict[tuple[str, int], str] = {}
