@@ -32,7 +32,7 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     app[appkeys.STORE] = store
     app[appkeys.POLICY] = await visibility.govern(store)
     log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
-    embedder = app[appkeys.EMBEDDER] = Embedder(store)
+    embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s)
     await embedder.start()
     try:
         yield

@@ -47,8 +47,9 @@ def item_text(title: str, text: str) -> str:
 
 
 class Embedder:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, settle_s: float = SETTLE_S) -> None:
         self.store = store
+        self.settle_s = settle_s
         self.index = BitIndex()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
         self.wake = asyncio.Event()
@@ -124,13 +125,13 @@ class Embedder:
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
 
     async def settled(self) -> None:
-        """Wait (at most SETTLE_S) for the few items written just now to be embedded, so that a
+        """Wait (at most settle_s) for the few items written just now to be embedded, so that a
         note is found by meaning as soon as it is stored; never during a long backfill."""
         if self.state not in ("loading", "ready", "building") or self.pending > BATCH or self.idle.is_set():
             return
         target = self.written  # the commits made before this search, not the ones after it
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + SETTLE_S
+        deadline = loop.time() + self.settle_s
         while self.caught_up < target and not self.idle.is_set() and loop.time() < deadline:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stepped.wait(), deadline - loop.time())

@@ -43,9 +43,13 @@ WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("document_chunks"
 
 async def embed_query(text: str) -> model_mod.Vectors:
     """The query's vector (off the event loop; a query is short: well under a millisecond)."""
-    m = await asyncio.to_thread(model_mod.model)
-    vectors: model_mod.Vectors = await asyncio.to_thread(m.embed, [text])
-    return vectors[0:1].reshape(-1)
+    vectors: model_mod.Vectors = await asyncio.to_thread(_embed_one, text)
+    return vectors
+
+
+def _embed_one(text: str) -> model_mod.Vectors:
+    vectors: model_mod.Vectors = model_mod.model().embed([text])
+    return vectors.reshape(-1)
 
 
 async def nearest(

@@ -98,12 +98,14 @@ async def _related_by_meaning(
 ) -> list[dict[str, Any]] | None:
     """Facts (never document chunks) from other sites whose meaning is at least RELATED_MIN
     close to the page's title and description; None while the vectors are loading."""
-    if embedder is None or not embedder.ready:
+    if embedder is None:
+        return None
+    await embedder.settled()
+    if not embedder.ready:
         return None
     text = "\n".join(t for t in (strip_site_name(title), description.strip()) if t)
     if not text.strip():
         return []
-    await embedder.settled()
     query = await lane.embed_query(text)
     rows = await lane.nearest(store, embedder, query, lane.FACT, RELATED_LIMIT, exclude_host=host)
     return [{**fact_answer(r), "meaning": round(s, 3)} for s, r in rows if s >= RELATED_MIN]

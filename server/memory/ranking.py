@@ -16,6 +16,7 @@ hit weaker than FLOOR is left out when the words lane found items holding every 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from server.meaning import lane
@@ -43,12 +44,16 @@ def _key(item: dict[str, Any]) -> tuple[str, int]:
 
 async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: int) -> list[dict[str, Any]]:
     """The meaning lane's `limit` best items (facts and documents), each with `meaning`."""
-    if embedder is None or not embedder.ready:
+    if embedder is None:
         return []
     await embedder.settled()
+    if not embedder.ready:
+        return []
     query = await lane.embed_query(q)
-    found = [(s, fact_answer(r)) for s, r in await lane.nearest(store, embedder, query, lane.FACT, limit)]
-    found += [(s, lane.chunk_hit(r)) for s, r in await lane.nearest(store, embedder, query, lane.CHUNK, limit)]
+    facts, chunks = await asyncio.gather(
+        lane.nearest(store, embedder, query, lane.FACT, limit), lane.nearest(store, embedder, query, lane.CHUNK, limit)
+    )
+    found = [(s, fact_answer(r)) for s, r in facts] + [(s, lane.chunk_hit(r)) for s, r in chunks]
     found.sort(key=lambda t: -t[0])
     return [{**item, "meaning": round(score, 3)} for score, item in found[:limit] if score >= NOISE]
 
