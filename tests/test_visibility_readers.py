@@ -44,6 +44,7 @@ NOT_READERS = {
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
     "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden: undo)",
     "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
+    "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
     "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
 }
 
