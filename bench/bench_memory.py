@@ -372,6 +372,19 @@ def timed_sql(
     return out
 
 
+async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]:
+    """The server builds the vectors of every item in the background on its first start over
+    this store (server.meaning.embedder): wait for it, and time it."""
+    t0 = time.perf_counter()
+    async with aiohttp.ClientSession(headers=headers) as session:
+        while True:
+            async with session.get(base + "/api/health") as r:
+                meaning = (await r.json())["meaning"]
+            if meaning["state"] in ("ready", "failed"):
+                return {**meaning, "build_s": time.perf_counter() - t0}
+            await asyncio.sleep(1)
+
+
 async def run(data_dir: Path, samples: int) -> None:
     db = data_dir / "wherefrom.db"
     pages = sample_pages(db, samples * 2 + 50)
@@ -411,6 +424,12 @@ async def run(data_dir: Path, samples: int) -> None:
         token = token_path.read_text().strip()
         headers = {"Authorization": f"Bearer {token}"}
         rss_start = rss_mb(proc.pid)
+        vectors = await wait_for_vectors(base, headers)
+        print(
+            f"vector index: {vectors['vectors']:,} vectors for {vectors['embedded']:,} items built in "
+            f"{vectors['build_s']:.0f} s ({vectors['embedded'] / max(vectors['build_s'], 1e-9):,.0f} items/s), "
+            f"server RSS then {rss_mb(proc.pid)[0]:.1f} MB"
+        )
         async with aiohttp.ClientSession(headers=headers) as session:
             warm = [{"url": u} for u, _ in pages[-50:]]
             await timed_http(session, base + "/api/page-probe", warm)  # connection + page cache warm-up

@@ -29,6 +29,7 @@ import json
 import random
 import re
 import shutil
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -41,6 +42,7 @@ import aiohttp
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
 from server.urls import normalise_url  # noqa: E402
 from testkit.server_process import ServerProcess  # noqa: E402
 
@@ -164,37 +166,70 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
+async def ask(session: aiohttp.ClientSession, server: ServerProcess, q: str, lanes: str) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {server.token}"}
+    params = {"q": q, "limit": PANEL_LIMIT, "lanes": lanes}
+    async with session.get(server.base + "/api/search", params=params, headers=headers) as resp:
+        body = await resp.json()
+        assert resp.status == 200, body
+        return dict(body)
+
+
+def rank_of(body: dict[str, Any], target: str) -> int | None:
+    urls = []
+    for r in body["results"]:
+        if r["source_url"] not in urls:
+            urls.append(r["source_url"])
+    return urls.index(target) + 1 if target in urls else None
+
+
+def scores(rows: list[dict[str, Any]], lane: str) -> dict[str, Any]:
+    ranks = [r[lane]["rank"] for r in rows]
+    n = len(rows)
+    return {
+        "n": n,
+        "recall@1": sum(1 for k in ranks if k == 1) / n,
+        "recall@5": sum(1 for k in ranks if k and k <= 5) / n,
+        "recall@10": sum(1 for k in ranks if k and k <= 10) / n,
+        "mrr": sum(1 / k for k in ranks if k) / n,
+        "zero_results": sum(1 for r in rows if r[lane]["results"] == 0),
+        "close": sum(1 for r in rows if r[lane]["close"]) / n,
+    }
+
+
 async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
+    """Every query through the words lane only (before: today's lexical search) and through the
+    fused ranking (after), in the same run; latency of the fused search beside the floor."""
     queries = json.loads(QUERIES.read_text("utf-8"))["queries"]
     headers = {"Authorization": f"Bearer {server.token}"}
     rows, times, floor = [], [], []
     async with aiohttp.ClientSession() as session:
         for q in queries:
             target = normalise_url(q["target"])
+            row: dict[str, Any] = {**q}
+            for lane in ("words", "both"):
+                body = await ask(session, server, q["q"], lane)
+                row[lane] = {
+                    "rank": rank_of(body, target),
+                    "results": len(body["results"]),
+                    "close": bool(body.get("close", True)),
+                    "top": [r["source_url"] for r in body["results"][:3]],
+                    "why": next((r.get("why") for r in body["results"] if r["source_url"] == target), None),
+                }
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                async with session.get(
-                    server.base + "/api/search", params={"q": q["q"], "limit": PANEL_LIMIT}, headers=headers
-                ) as resp:
-                    body = await resp.json()
+                await ask(session, server, q["q"], "both")
                 times.append((time.perf_counter() - t0) * 1000)
-                assert resp.status == 200, body
                 t0 = time.perf_counter()  # the same-run floor: a request that does no work
                 async with session.get(server.base + "/api/health", headers=headers) as health:
                     await health.read()
                 floor.append((time.perf_counter() - t0) * 1000)
-            urls = [r["source_url"] for r in body["results"]]
-            rank = urls.index(target) + 1 if target in urls else None
-            rows.append({**q, "rank": rank, "results": len(urls), "top": urls[:3]})
-    out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT}
-    for kind in ("keywords", "sentence", "all"):
+            rows.append(row)
+    kinds = sorted({r["kind"] for r in rows})
+    out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT, "kinds": kinds}
+    for kind in [*kinds, "all"]:
         sel = [r for r in rows if kind == "all" or r["kind"] == kind]
-        out[kind] = {
-            "n": len(sel),
-            "recall@1": sum(1 for r in sel if r["rank"] == 1) / len(sel),
-            "recall@5": sum(1 for r in sel if r["rank"] and r["rank"] <= 5) / len(sel),
-            "zero_results": sum(1 for r in sel if r["results"] == 0),
-        }
+        out[kind] = {"words": scores(sel, "words"), "hybrid": scores(sel, "both")}
     out["latency_ms"] = {
         "p50": statistics.median(times),
         "p95": pct(times, 95),
@@ -204,9 +239,68 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
         "health_p95": pct(floor, 95),
     }
     out["misses"] = [
-        {"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]} for r in rows if r["rank"] != 1
+        {
+            "q": r["q"],
+            "kind": r["kind"],
+            "rank": r["both"]["rank"],
+            "words_rank": r["words"]["rank"],
+            "top": r["both"]["top"],
+        }
+        for r in rows
+        if r["both"]["rank"] != 1
     ]
     return out
+
+
+def paraphrase_violations(db: Path) -> list[str]:
+    """The mechanical check of the paraphrase queries: no query term (stop words left out) may
+    match any item stored at the target URL, through the store's own FTS tables (porter stems)."""
+    queries = [q for q in json.loads(QUERIES.read_text("utf-8"))["queries"] if q["kind"] == "paraphrase"]
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    bad = []
+    try:
+        for q in queries:
+            target = normalise_url(q["target"])
+            for term in terms(q["q"]):
+                if term in STOP_WORDS:
+                    continue
+                match = fts_queries(term)[0]
+                facts = con.execute(
+                    "SELECT COUNT(*) FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                    "WHERE facts_fts MATCH ? AND f.source_url = ?",
+                    (match, target),
+                ).fetchone()[0]
+                chunks = con.execute(
+                    "SELECT COUNT(*) FROM document_chunks_fts "
+                    "JOIN document_chunks c ON c.id = document_chunks_fts.rowid "
+                    "WHERE document_chunks_fts MATCH ? AND c.source_url = ?",
+                    (match, target),
+                ).fetchone()[0]
+                if facts or chunks:
+                    bad.append(f"{q['q']!r}: {term!r} is in the target")
+    finally:
+        con.close()
+    return bad
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def wait_for_vectors(server: ServerProcess) -> dict[str, Any]:
+    """Wait for the background embedder to finish; its progress and how long that took."""
+    headers = {"Authorization": f"Bearer {server.token}"}
+    t0 = time.perf_counter()
+    async with aiohttp.ClientSession() as session:
+        while True:
+            async with session.get(server.base + "/api/health", headers=headers) as resp:
+                meaning = (await resp.json())["meaning"]
+            if meaning["state"] in ("ready", "failed"):
+                return {**meaning, "waited_s": round(time.perf_counter() - t0, 1)}
+            await asyncio.sleep(0.2)
 
 
 async def main() -> int:
@@ -224,36 +318,53 @@ async def main() -> int:
     data_dir = args.data_dir or tmp / "data"  # type: ignore[operator]
     server = ServerProcess(data_dir).start()
     try:
-        built: dict[str, int] | None = None
+        built: dict[str, Any] | None = None
         if not args.reuse:
             t0 = time.perf_counter()
             built = await build(server, args.notes)
-            print(f"built {built} in {time.perf_counter() - t0:.0f} s")
+            built["build_s"] = round(time.perf_counter() - t0, 1)
+            print(f"built {built}")
+        vectors = await wait_for_vectors(server)
+        assert server.proc is not None
+        vectors["server_rss_mb"] = round(rss_mb(server.proc.pid), 1)
+        print(f"vectors: {vectors}")
+        bad = paraphrase_violations(data_dir / "wherefrom.db")
         result = await measure(server, args.repeat)
     finally:
         server.stop()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    result["store"] = built
-    print(f"\n{'queries':<10} {'n':>3} {'recall@1':>9} {'recall@5':>9} {'no result':>10}")
-    for kind in ("keywords", "sentence", "all"):
-        r = result[kind]
-        print(f"{kind:<10} {r['n']:>3} {r['recall@1']:>9.2f} {r['recall@5']:>9.2f} {r['zero_results']:>10}")
+    result["store"], result["vectors"], result["paraphrase_violations"] = built, vectors, bad
+    head = f"{'queries':<11} {'n':>3}  {'lane':<7} {'recall@1':>8} {'recall@5':>8} {'recall@10':>9}"
+    print(f"\n{head} {'MRR':>5} {'close':>6}")
+    for kind in [*result["kinds"], "all"]:
+        for lane in ("words", "hybrid"):
+            r = result[kind][lane]
+            print(
+                f"{kind if lane == 'words' else '':<11} {r['n'] if lane == 'words' else '':>3}  {lane:<7} "
+                f"{r['recall@1']:>8.2f} {r['recall@5']:>8.2f} {r['recall@10']:>9.2f} "
+                f"{r['mrr']:>5.2f} {r['close']:>6.2f}"
+            )
     lat = result["latency_ms"]
     print(
-        f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "
+        f"\nGET /api/search (fused, limit {PANEL_LIMIT}), {lat['requests']} requests: "
         f"p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms, max {lat['max']:.1f} ms"
     )
     print(
         f"same-run floor GET /api/health: p50 {lat['health_p50']:.1f} ms, p95 {lat['health_p95']:.1f} ms "
         f"(search p95 = {lat['p95'] / lat['health_p95']:.1f}x the floor's)"
     )
-    print("\nnot first:")
+    print("\nnot first (fused):")
     for m in result["misses"]:
-        print(f"  rank {m['rank']!s:>4} of {m['results']:>2}  {m['q']}")
+        print(f"  {m['kind']:<10} rank {m['rank']!s:>4} (words {m['words_rank']!s:>4})  {m['q']}")
+    if bad:
+        print("\nparaphrase queries sharing a term with their target (fix the query):")
+        for b in bad:
+            print(f"  {b}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    return 1 if result["sentence"]["zero_results"] else 0
+    zero = any(result[k]["hybrid"]["zero_results"] for k in result["kinds"] if k == "sentence")
+    return 1 if zero or bad else 0
 
 
 if __name__ == "__main__":

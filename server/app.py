@@ -11,6 +11,7 @@ from aiohttp.typedefs import Middleware
 
 from server import appkeys, idempotency, ledger, security
 from server.governance import visibility
+from server.meaning.embedder import Embedder
 from server.memory.forget import Confirmations
 from server.private_files import create_private, secure_data_dir
 from server.probe_cache import ProbeCache
@@ -32,11 +33,16 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
         app[appkeys.STORE] = store
         app[appkeys.POLICY] = await visibility.govern(store)
         log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
+        embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s)
+        await embedder.start()
     except BaseException:
         await store.close()  # its connection threads would keep a failed start from exiting
         raise
-    yield
-    await store.close()
+    try:
+        yield
+    finally:
+        await embedder.stop()
+        await store.close()
 
 
 # The request line must hold the longest query a route accepts (search text, page URL + title),

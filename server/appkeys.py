@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from server.api import Api
     from server.governance.policy import PolicyOwner
     from server.idempotency import KeyLocks
+    from server.meaning.embedder import Embedder
     from server.memory.forget import Confirmations
     from server.probe_cache import ProbeCache
     from server.settings import Settings
@@ -22,6 +23,8 @@ TOKEN: web.AppKey[str] = web.AppKey("token")
 STARTED_AT: web.AppKey[float] = web.AppKey("started_at")
 # the owner of the current policy snapshot (site rules + sensitive defaults); set with the store
 POLICY: web.AppKey[PolicyOwner] = web.AppKey("policy")
+# the background embedder and the in-memory vector index it keeps (server.meaning)
+EMBEDDER: web.AppKey[Embedder] = web.AppKey("embedder")
 # page-probe answers per normalised page (30 s)
 PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")
 # outstanding forget dry-run confirmations (8 s)

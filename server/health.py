@@ -56,4 +56,5 @@ async def health(request: web.Request, body: dict[str, Any], query: dict[str, An
             "sqlite": sqlite3.sqlite_version,
             "ok": db_ok,
         }
+        answer["meaning"] = request.app[appkeys.EMBEDDER].progress()
     return answer

@@ -48,7 +48,7 @@ def provenance(item: dict[str, Any]) -> dict[str, Any]:
         "date": age.get("at") if isinstance(age, dict) else None,  # ISO-8601 beside the label
         "snippet": cap(" ".join(str(item.get("text", "")).split()), SNIPPET_CHARS, ellipsis=True),
     }
-    for extra in ("role", "conversation_id", "chunk", "via"):
+    for extra in ("role", "conversation_id", "chunk", "via", "why", "strength"):
         if extra in item:
             out[extra] = item[extra]
     return out
@@ -59,7 +59,8 @@ def item_line(n: int, item: dict[str, Any]) -> str:
     p = provenance(item)
     kind = p["kind"] + (f" ({p['role']})" if p.get("role") else "") + (f" via {p['via']}" if p.get("via") else "")
     when = f"{p['age']} ({p['date']})" if p.get("date") else p["age"] or "age unknown"
-    head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {when}"
+    why = f"  ({p['why']} {p['strength']:.2f})" if p.get("why") and isinstance(p.get("strength"), float) else ""
+    head = f"{n}. [{kind}] {p['title'] or '(untitled)'} — {p['site']}, {when}{why}"
     ident = f"  id {p['id']}" if p["kind"] == "document" else ""
     return f"{head}\n   {p['url']}{ident}\n   {p['snippet']}"
 
@@ -69,6 +70,8 @@ def results_text(query: str, results: list[dict[str, Any]]) -> str:
         return f'No stored item matches "{query}". Try fewer or other words.'
     noun = "result" if len(results) == 1 else "results"
     lines = [f'{len(results)} {noun} for "{query}":', ""]
+    if not any(r.get("close", True) for r in results):  # the search's own verdict (server.memory.ranking)
+        lines = [f'No close match for "{query}" — nearest by meaning:', ""]
     lines += [item_line(n, item) for n, item in enumerate(results, 1)]
     return "\n".join(lines)
 

@@ -49,6 +49,12 @@ class Settings:
     allow_private_fetch: bool = _setting(
         False, "tests only: let add_url fetch loopback/private addresses", action="store_true"
     )
+    settle_s: float = _setting(
+        0.5,
+        "how long a search waits for items written just before it to be embedded (tests: longer)",
+        type=float,
+        metavar="SECONDS",
+    )
     ledger: Path | None = _setting(
         None, "append one JSON line per request received to this file (for the test farm)", type=Path
     )

@@ -104,7 +104,8 @@ class Api:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", port=free_port(), allow_private_fetch=False)
+    # a search waits for what was written just before it to be embedded: long enough on a loaded machine
+    return Settings(data_dir=tmp_path / "data", port=free_port(), allow_private_fetch=False, settle_s=30.0)
 
 
 @contextlib.asynccontextmanager

@@ -190,3 +190,38 @@ async def test_every_write_route_stores_the_normalised_url(api: Api, route: str,
             assert (r["source_url"], r["source_host"]) == (CLEAN, "example.com"), table
             rows += 1
     assert rows >= 1
+
+
+def test_index_tables_hold_no_provenance_of_their_own() -> None:
+    """The vectors table indexes items (like FTS): a vector's provenance is its item's stamp,
+    read by joining back, so there is no second copy that could disagree with the stamp."""
+    from tests.test_visibility_readers import index_tables
+
+    con = sqlite3.connect(":memory:")
+    for _name, sql in migration_files():
+        for statement in _statements(sql):
+            con.execute(statement)
+    indexes = index_tables()
+    assert "vectors" in indexes
+    for table in indexes:
+        columns = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+        assert not columns & set(SOURCE_COLUMNS), table
+
+
+@pytest.mark.parametrize(
+    "route,body",
+    [
+        ("/api/notes", {"url": MESSY, "title": "t", "text": "a note about provenance"}),
+        ("/api/captures", {"url": MESSY, "title": "t", "site": "x", "turns": [{"role": "user", "text": "hi there"}]}),
+        ("/api/library/add_text", {"url": MESSY, "title": "t", "text": "A saved page about provenance. " * 30}),
+    ],
+)
+async def test_every_vector_belongs_to_a_stamped_item(api: Api, route: str, body: dict[str, object]) -> None:
+    status, answer = await api.post(route, body)
+    assert status in (200, 201), answer
+    await api.get("/api/search", params={"q": "provenance"})  # waits for the embedder to catch up
+    rows = await api.store.fetchall(
+        "SELECT COALESCE(f.source_url, c.source_url) AS url, COALESCE(f.source_host, c.source_host) AS host "
+        "FROM vectors v LEFT JOIN facts f ON f.id = v.fact_id LEFT JOIN document_chunks c ON c.id = v.chunk_id"
+    )
+    assert rows and all((r["url"], r["host"]) == (CLEAN, "example.com") for r in rows)

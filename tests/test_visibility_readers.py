@@ -20,7 +20,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-from server.governance.visibility import FTS_TABLES, ITEM_TABLES
+from server.governance.visibility import FTS_TABLES, INDEX_TABLES, ITEM_TABLES
 from server.store.db import _statements, migration_files
 
 SERVER = Path(__file__).resolve().parent.parent / "server"
@@ -44,7 +44,29 @@ NOT_READERS = {
     "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
     "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
+    "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden: undo)",
+    "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
+    "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
+    "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
 }
+
+
+def index_tables() -> dict[str, set[str]]:
+    """{table: the item tables it indexes}: every table without provenance of its own whose
+    foreign keys point at item tables (the vectors of facts and chunks)."""
+    con = sqlite3.connect(":memory:")
+    for _name, sql in migration_files():
+        for statement in _statements(sql):
+            con.execute(statement)
+    items = {t for t, c in item_tables().items() if t == c}
+    found: dict[str, set[str]] = {}
+    for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        if table in items:
+            continue
+        targets = {r[2] for r in con.execute(f"PRAGMA foreign_key_list({table})")} & items
+        if targets:
+            found[table] = targets
+    return found
 
 
 # module:function -> why it may use visible(..., include_off=...): items of `off` sites only
@@ -95,7 +117,7 @@ _KEYWORDS = {
 }
 
 
-def references(sql: str, tables: dict[str, str]) -> list[tuple[str, str]]:
+def references(sql: str, tables: dict[str, str] | set[str]) -> list[tuple[str, str]]:
     """(table, alias) of every item or full-text table a SELECT names after FROM / JOIN."""
     text = " ".join(sql.split())
     if not re.search(r"\bSELECT\b", text, re.I):
@@ -180,6 +202,13 @@ def _visit(
     sql = _sql(node, constants)
     if sql is not None:
         refs = references(sql.text, tables)
+        indexes = references(sql.text, set(INDEXED))
+        if indexes:
+            where = f"{module}:{owner}"
+            found.add(where)
+            named = {table for table, _alias in refs}
+            if not all(INDEXED[table] & named for table, _alias in indexes):
+                bad.add(where)  # an index table read without its item joined back
         if refs:
             where = f"{module}:{owner}"
             found.add(where)
@@ -233,6 +262,13 @@ def server_sources() -> dict[str, str]:
     return {str(p.relative_to(SERVER.parent)): p.read_text("utf-8") for p in sorted(SERVER.rglob("*.py"))}
 
 
+INDEXED = index_tables()
+
+
+def test_the_index_tables_are_the_ones_the_rule_knows() -> None:
+    assert INDEXED == {t: set(c) for t, c in INDEX_TABLES.items()}, "a new index table: add it to visibility"
+
+
 def test_the_item_tables_are_the_ones_the_rule_knows() -> None:
     tables = item_tables()
     assert {t for t, c in tables.items() if t == c} == set(ITEM_TABLES), "a new item table: add it to visibility"
@@ -253,6 +289,8 @@ def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
         "server/library/queries.py:get_document",
         "server/library/queries.py:search_chunks",
         "server/memory/activity_log.py:recent",
+        "server/meaning/lane.py:_FACT_SQL",
+        "server/meaning/lane.py:_CHUNK_SQL",
         "server/dataio/export.py:_facts",
     ):
         assert reader in found, reader
@@ -298,6 +336,14 @@ async def sneaky_include_off(store):
 async def sneaky_other_keyword(store):
     return await store.fetchall(f"SELECT f.text FROM facts f WHERE {visible('facts', 'f', hosts=False)}")
 
+async def sneaky_vectors(store):
+    return await store.fetchall("SELECT v.vec FROM vectors v WHERE v.id IN (1, 2)")
+
+async def good_vectors(store):
+    return await store.fetchall(
+        f"SELECT v.vec FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE {visible('facts', 'f')}"
+    )
+
 async def a_write(conn):
     await conn.execute("UPDATE facts SET invalid_at = 1 WHERE source_host = ?", ("a",))
 """,
@@ -313,7 +359,9 @@ def test_the_check_fails_on_readers_that_bypass_the_rule() -> None:
         "server/evil.py:sneaky_list",
         "server/evil.py:sneaky_literal",
         "server/evil.py:sneaky_other_keyword",
+        "server/evil.py:sneaky_vectors",
         "server/evil.py:sneaky_wrong_alias",
     ]
-    assert {"server/evil.py:good", "server/evil.py:good_fts", "server/evil.py:GOOD_CONST_SQL"} <= set(found)
+    good = {f"server/evil.py:{n}" for n in ("good", "good_fts", "GOOD_CONST_SQL", "good_vectors")}
+    assert good <= set(found)
     assert "server/evil.py:a_write" not in found

@@ -302,7 +302,9 @@ async function onPanel(m) {
       return { ok: true };
     case P.PANEL_SEARCH: {
       const res = await api.search(m.payload.q, m.payload.limit || 30);
-      return res.ok ? { ok: true, results: res.data.results || [] } : failed(res);
+      if (!res.ok) return failed(res);
+      const d = res.data;
+      return { ok: true, results: d.results || [], close: d.close !== false, note: d.note || '', meaning: d.meaning || {} };
     }
     case P.PANEL_GET_CONVERSATION: {
       let url = m.payload.url;

@@ -37,7 +37,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         return fail("search", error_message(status, body))
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
-        answer = {"query": args.query, "results": [provenance(r) for r in results]}
+        answer = {"query": args.query, "close": body.get("close", True), "results": [provenance(r) for r in results]}
         print(json_for_terminal(json.dumps(answer, ensure_ascii=False, indent=2)))
     else:
         print(for_terminal(results_text(args.query, results)))

@@ -19,6 +19,18 @@ def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) ->
     status.set_defaults(func=cmd_status)
 
 
+def meaning_line(m: dict[str, Any]) -> str:
+    """One line on search by meaning (the embedder's progress in GET /api/health)."""
+    state, pending, vectors = m.get("state"), m.get("pending", 0), m.get("vectors", 0)
+    if state == "building":
+        return f"search by meaning: building, {pending:,} items to go ({vectors:,} vectors so far)"
+    if state == "ready":
+        return f"search by meaning: ready ({vectors:,} vectors, model {m.get('model')})"
+    if state == "failed":
+        return f"search by meaning: stopped ({m.get('error')}); search by words works"
+    return f"search by meaning: {state}"
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     client = Client.from_args(args, timeout=3)
     try:
@@ -34,6 +46,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("could not tell: the health answer is not JSON")
         return FAILED
     print(json.dumps(body, indent=2))
+    meaning = body.get("meaning")
+    if isinstance(meaning, dict):
+        print(meaning_line(meaning))
     if "build" not in body:
         print("could not tell: the token was not accepted, build details unavailable")
         return FAILED

@@ -2,7 +2,8 @@
 
   exact     live facts whose source_url is this page
   site      live facts of the same host, not in exact (newest first)
-  related   live facts matching the page title by full-text search, not in the tiers above
+  related   live facts close in meaning to the page's title (and description), from other sites
+            (so never in the tiers above); by the title's words while the vectors are loading
   documents library documents saved from this page, each once (never their chunks)
 
 Facts are notes, clips and chat turns only — document chunks live in another table and can
@@ -20,6 +21,8 @@ from typing import Any
 from server.governance.policy import PolicyOwner
 from server.governance.visibility import visible
 from server.library import queries as library
+from server.meaning import lane
+from server.meaning.embedder import Embedder
 from server.memory.facts import fact_answer
 from server.memory.search import fts_facts, match_stages
 from server.probe_cache import ProbeCache
@@ -33,13 +36,23 @@ FACT_COLUMNS = (
 )
 SITE_LIMIT = 20
 RELATED_LIMIT = 10
+RELATED_MIN = 0.3  # the cosine a related fact needs (a good paraphrase: server.memory.ranking)
+DESCRIPTION_CHARS = 1_000
 
 
 def _empty_tiers() -> dict[str, list[Any]]:
     return {"exact": [], "site": [], "related": [], "documents": []}
 
 
-async def page_match(store: Store, policy: PolicyOwner, url: str, title: str) -> dict[str, Any]:
+async def page_match(
+    store: Store,
+    policy: PolicyOwner,
+    url: str,
+    title: str,
+    *,
+    description: str = "",
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
     source_url = normalise_url(url)
     host = host_of(source_url)
     mode = (await policy.mode_for(host)).mode
@@ -57,12 +70,14 @@ async def page_match(store: Store, policy: PolicyOwner, url: str, title: str) ->
         "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
         (host, source_url, SITE_LIMIT),
     )
-    related_rows = await _related(store, title, host)
+    related = await _related_by_meaning(store, embedder, title, description, host)
+    if related is None:
+        related = [fact_answer(r) for r in await _related(store, title, host)]
     documents = await library.documents_for_page(store, source_url)
     tiers = {
         "exact": [fact_answer(r) for r in exact_rows],
         "site": [fact_answer(r) for r in site_rows],
-        "related": [fact_answer(r) for r in related_rows],
+        "related": related,
         "documents": documents,
     }
     return {"mode": mode, "green": bool(tiers["exact"] or documents), "tiers": tiers}
@@ -76,6 +91,24 @@ def strip_site_name(title: str) -> str:
     nothing about this one (the exact and site tiers already cover the site)."""
     stripped = _SITE_SUFFIX.sub("", title.strip())
     return stripped if stripped.strip() else title
+
+
+async def _related_by_meaning(
+    store: Store, embedder: Embedder | None, title: str, description: str, host: str
+) -> list[dict[str, Any]] | None:
+    """Facts (never document chunks) from other sites whose meaning is at least RELATED_MIN
+    close to the page's title and description; None while the vectors are loading."""
+    if embedder is None:
+        return None
+    await embedder.settled()
+    if not embedder.ready:
+        return None
+    text = "\n".join(t for t in (strip_site_name(title), description.strip()) if t)
+    if not text.strip():
+        return []
+    query = await lane.embed_query(text)
+    rows = await lane.nearest(store, embedder, query, lane.FACT, RELATED_LIMIT, exclude_host=host)
+    return [{**fact_answer(r), "meaning": round(s, 3)} for s, r in rows if s >= RELATED_MIN]
 
 
 async def _related(store: Store, title: str, host: str) -> list[Any]:

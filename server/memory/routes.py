@@ -9,8 +9,7 @@ from aiohttp import web
 from server import appkeys, limits
 from server.api import Api
 from server.errors import BadRequest, NotFound
-from server.memory import activity_log, captures, facts, forget, pagematch, threads
-from server.memory import search as search_mod
+from server.memory import activity_log, captures, facts, forget, pagematch, ranking, threads
 from server.render import conversation as render_conversation
 
 api = Api()
@@ -170,11 +169,25 @@ async def get_conversation_markdown(
     "GET",
     "/api/page-match",
     summary="Memory about a page in four tiers (empty for an off host)",
-    query={"type": "object", "properties": {"url": URL, "title": TITLE}, "required": ["url"]},
+    query={
+        "type": "object",
+        "properties": {
+            "url": URL,
+            "title": TITLE,
+            "description": {"type": "string", "maxLength": pagematch.DESCRIPTION_CHARS},
+        },
+        "required": ["url"],
+    },
 )
 async def get_page_match(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
+    app = request.app
     return await pagematch.page_match(
-        request.app[appkeys.STORE], request.app[appkeys.POLICY], query["url"], query.get("title", "")
+        app[appkeys.STORE],
+        app[appkeys.POLICY],
+        query["url"],
+        query.get("title", ""),
+        description=query.get("description", ""),
+        embedder=app[appkeys.EMBEDDER],
     )
 
 
@@ -193,12 +206,13 @@ async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict
 @api.route(
     "GET",
     "/api/search",
-    summary="Full-text search over every kind of item",
+    summary="Search every kind of item by its words and by meaning (fused; each result says why)",
     query={
         "type": "object",
         "properties": {
             "q": {"type": "string", "minLength": 1, "maxLength": 4_000},
             "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "lanes": {"type": "string", "enum": list(ranking.LANES)},
         },
         "required": ["q"],
     },
@@ -207,7 +221,9 @@ async def get_search(request: web.Request, body: dict[str, Any], query: dict[str
     q: str = query["q"]
     if not q.strip():
         raise BadRequest("q is empty", code="bad_value", field="query.q")
-    return await search_mod.search(request.app[appkeys.STORE], q, query.get("limit", 20))
+    app = request.app
+    limit, lanes = query.get("limit", 20), query.get("lanes", "both")
+    return await ranking.search(app[appkeys.STORE], app[appkeys.EMBEDDER], q, limit, lanes)
 
 
 @api.route(

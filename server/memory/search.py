@@ -161,8 +161,10 @@ async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
         yield Stage(stages[-1], any_of=tuple(content))
 
 
-async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
-    results: list[dict[str, Any]] = []
+async def lexical(store: Store, q: str, limit: int) -> tuple[list[dict[str, Any]], Stage | None]:
+    """The words lane: the best `limit` items of the first stage that finds any, and that stage
+    (None when none does). Each result carries `words`: 1.0 when it holds every term (the
+    all-terms stage), else the share of the asked terms it holds (server.memory.ranking reads it)."""
     async for stage in match_stages(store, q):
         facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of)
         chunks = await library.search_chunks(store, stage.match, limit, any_of=stage.any_of)
@@ -174,10 +176,20 @@ async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
             for n, c in enumerate(chunks)
         ]
         ranked.sort(key=lambda t: t[:3])
-        results = [item for *_key, item in ranked[:limit]]
+        results = []
+        for neg_covered, _rank, _n, item in ranked[:limit]:
+            share = -neg_covered / len(stage.any_of) if len(stage.any_of) > 1 else 0.5 if stage.any_of else 1.0
+            results.append({**item, "words": round(share, 3)})
         if results:
-            await add_snippets(store, stage.match, results)
-            break
+            return results, stage
+    return [], None
+
+
+async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
+    """Words only (GET /api/search?lanes=words): the lexical lane with its snippets."""
+    results, stage = await lexical(store, q, limit)
+    if stage is not None:
+        await add_snippets(store, stage.match, results)
     return {"results": results}
 
 

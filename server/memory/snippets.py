@@ -119,14 +119,14 @@ async def add_snippets(store: Store, match: str, results: Iterable[dict[str, Any
     results = list(results)
     facts = {r["id"]: r for r in results if r.get("kind") != "document"}
     docs = {(r["id"], r.get("chunk")): r for r in results if r.get("kind") == "document"}
-    if facts:
+    if facts and match:
         sql = _FACT_HIGHLIGHTS.format(marks=_in(len(facts)))
         for row in await store.fetchall(sql, [match, *facts]):
             words = matched_words(row["h_title"], row["h_body"])
             hit = facts[row["id"]]
             hit["snippet"] = snippet(row["text"], words)
             hit["title_marked"] = mark(row["title"], words)
-    if docs:
+    if docs and match:
         ids = sorted({d for d, _seq in docs})
         sql = _CHUNK_HIGHLIGHTS.format(marks=_in(len(ids)))
         for row in await store.fetchall(sql, [match, *ids]):

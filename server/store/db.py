@@ -52,6 +52,8 @@ class Store:
         self.conn = conn
         self.reader = reader
         self.write_lock = asyncio.Lock()
+        # called after each commit of Store.transaction (the embedder's wake-up: server.meaning)
+        self.after_commit: list[Callable[[], None]] = []
 
     def _read_conn(self) -> aiosqlite.Connection:
         return self.conn if _IN_TX.get() else self.reader
@@ -119,6 +121,8 @@ class Store:
             else:
                 await claim_in(self.conn)
                 await self.conn.execute("COMMIT")
+                for notify in self.after_commit:
+                    notify()
             finally:
                 _IN_TX.reset(token)
 

@@ -49,9 +49,13 @@ async def test_possessives_fold_both_ways(api: Api, q: str) -> None:
 async def test_all_terms_first_then_any_term(api: Api) -> None:
     await note(api, "https://a.example/1", "walnut lantern")
     await note(api, "https://a.example/2", "walnut only")
-    assert [r["text"] for r in await search(api, "walnut lantern")] == ["walnut lantern"]
+    # the words lane's rule (server.memory.search); the meaning lane adds "walnut only" after it
+    assert [r["text"] for r in await search(api, "walnut lantern", lanes="words")] == ["walnut lantern"]
+    both = await search(api, "walnut lantern")
+    assert [(r["text"], r["why"]) for r in both] == [("walnut lantern", "both"), ("walnut only", "meaning")]
     # nothing has all of these: any non-stop-word term then
-    assert {r["text"] for r in await search(api, "the walnut of the zeppelin")} == {"walnut lantern", "walnut only"}
+    words = await search(api, "the walnut of the zeppelin", lanes="words")
+    assert {r["text"] for r in words} == {"walnut lantern", "walnut only"}
 
 
 async def test_bm25_ranks_the_denser_match_first(api: Api) -> None:
@@ -196,7 +200,7 @@ async def test_a_word_on_every_page_neither_drowns_a_rare_one_nor_scans_the_stor
                 granularity=ages.INSTANT,
                 now=now,
             )
-    results = await search(api, "walnut quokka zebra")  # no fact has all three
+    results = await search(api, "walnut quokka zebra", lanes="words")  # no fact has all three
     assert [r["text"] for r in results] == ["walnut quokka"]
     results = await search(api, "walnut", limit=5)
     assert len(results) == 5 and all("walnut" in r["text"] for r in results)

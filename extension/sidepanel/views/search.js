@@ -10,8 +10,10 @@ import { P, hooks, send, ui } from '../state.js';
 const DEBOUNCE_MS = 250;
 const KIND_WORDS = /** @type {Record<string, string>} */ ({ note: 'note', clip: 'clip', document: 'library', turn: 'chat' });
 
-/** @type {{q: string, results: any[] | null, message: string, seq: number, focus: string | null}} */
-const state = { q: '', results: null, message: '', seq: 0, focus: null };
+/** @type {{q: string, results: any[] | null, close: boolean, meaning: {state?: string, pending?: number}, message: string, seq: number, focus: string | null}} */
+const state = { q: '', results: null, close: true, meaning: {}, message: '', seq: 0, focus: null };
+// why a result matched, as the server says (server/memory/ranking.py)
+const WHY_WORDS = /** @type {Record<string, string>} */ ({ words: 'words', meaning: 'meaning', both: 'words + meaning' });
 /** @type {number | undefined} */
 let timer;
 
@@ -45,7 +47,13 @@ async function runSearch() {
   $('search-status').textContent = 'Searching…';
   const r = await send(P.PANEL_SEARCH, { q });
   if (seq !== state.seq) return; // a newer query was typed meanwhile
-  Object.assign(state, { q, results: r.ok ? r.results : null, message: r.ok ? '' : r.message || 'The search failed.' });
+  Object.assign(state, {
+    q,
+    results: r.ok ? r.results : null,
+    close: r.ok ? r.close !== false : true,
+    meaning: r.ok && r.meaning && typeof r.meaning === 'object' ? r.meaning : {},
+    message: r.ok ? '' : r.message || 'The search failed.',
+  });
   draw();
 }
 
@@ -74,6 +82,17 @@ function draw() {
   }
   const n = state.results.length;
   status.textContent = `${n} result${n === 1 ? '' : 's'} for “${state.q}”.`;
+  if (!state.close) {
+    // nothing matches well: say so before the nearest items, never present them as answers
+    status.textContent = `No close match for “${state.q}”.`;
+    box.append(el('p', { class: 'hint', attrs: { 'data-close': 'false' }, text: 'no close match — nearest by meaning:' }));
+  }
+  const building = state.meaning.state === 'loading' || state.meaning.state === 'building';
+  if (building) {
+    const left = Number(state.meaning.pending || 0);
+    const text = `Search by meaning is being built${left ? ` (${left.toLocaleString()} items to go)` : ''}; matches by words are complete.`;
+    box.append(el('p', { class: 'hint', attrs: { 'data-meaning': String(state.meaning.state) }, text }));
+  }
   box.append(el('ul', { class: 'results', attrs: { 'aria-label': `Results for ${state.q}` } }, groups(state.results).map(groupNode)));
 }
 
@@ -117,6 +136,7 @@ function meta(r) {
     r.via ? el('span', { class: 'via', text: `via ${r.via}`, attrs: { title: 'written by an agent, not by you' } }) : null,
     r.source_host ? el('span', { text: r.source_host }) : null,
     r.age && r.age.label ? el('span', { class: 'age', text: r.age.label, attrs: { title: r.age.granularity === 'day' ? 'to the day' : '' } }) : null,
+    r.why ? el('span', { class: 'why', attrs: { 'data-why': r.why, title: `strength ${Number(r.strength || 0).toFixed(2)}` }, text: `by ${WHY_WORDS[r.why] || r.why}` }) : null,
   ]);
 }
 

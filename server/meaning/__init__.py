@@ -1,0 +1,1 @@
+"""Search by meaning: the embedding model, the vectors table and its in-memory index."""

@@ -1,0 +1,235 @@
+"""The embedder: one background task per server that empties `embed_queue` (0006_vectors.sql).
+
+Batches of BATCH items are read, embedded off the event loop (its own one-thread executor, so a
+search's query embedding never waits behind a batch), and written in one transaction that also
+removes them from the queue — only for items whose text is still the text embedded (a turn that
+grew meanwhile keeps its queue row). A store from before the vectors table has every item queued
+by the migration, so the first start builds the vectors in the background, resumably; lexical
+search works meanwhile. Writes wake it (Store.after_commit); it sleeps when the queue is empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import aiosqlite
+
+from server.meaning import model as model_mod
+from server.meaning.index import CHUNK, FACT, BitIndex
+from server.store.db import Store
+
+log = logging.getLogger("wherefrom")
+BATCH = 256
+LOAD_ROWS = 50_000
+SETTLE_S = 0.5
+
+_QUEUE_SQL = "SELECT item, id FROM embed_queue ORDER BY item DESC, id LIMIT ?"
+# the embedder reads every queued item, hidden ones too (their vectors are filtered where they
+# are read, and a forget can be undone); the text is what it embeds
+_FACT_TEXT_SQL = "SELECT f.id, f.title, f.text FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))"
+_CHUNK_TEXT_SQL = (
+    "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
+    "WHERE c.id IN (SELECT value FROM json_each(?))"
+)
+_INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
+
+
+def item_text(title: str, text: str) -> str:
+    """What is embedded for an item: its title (when it has one), then its text."""
+    title = (title or "").strip()
+    return f"{title}\n{text}" if title else text
+
+
+class Embedder:
+    def __init__(self, store: Store, settle_s: float = SETTLE_S) -> None:
+        self.store = store
+        self.settle_s = settle_s
+        self.index = BitIndex()
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        self.wake = asyncio.Event()
+        self.state = "loading"  # loading -> building -> ready (building again while a queue drains)
+        self.pending = 0
+        self.done = 0
+        self.started_at = time.time()
+        self.error: str | None = None
+        self.idle = asyncio.Event()  # set while the queue is empty and no batch is in flight
+        self.written = 0  # commits seen (Store.after_commit)
+        self.caught_up = 0  # every commit up to this one is embedded
+        self._stepped = asyncio.Event()  # pulsed after each batch
+        self._task: asyncio.Task[None] | None = None
+
+    def progress(self) -> dict[str, Any]:
+        return {
+            "model": model_mod.NAME,
+            "state": self.state,
+            "pending": self.pending,
+            "embedded": self.done,
+            "vectors": len(self.index),
+            **({"error": self.error} if self.error else {}),
+        }
+
+    @property
+    def ready(self) -> bool:
+        return self.state in ("building", "ready")
+
+    def _written(self) -> None:
+        self.written += 1
+        self.idle.clear()
+        self.wake.set()
+
+    async def start(self) -> None:
+        """Load the model (off the loop, ~0.3 s, once per process), then build in the background."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(self.executor, model_mod.model)
+        except Exception as e:  # no model: search by words still works, and health says why
+            log.exception("the embedding model did not load")
+            self.state, self.error = "failed", f"{type(e).__name__}: {e}"
+            return
+        self.store.after_commit.append(self._written)
+        self._task = asyncio.create_task(self._run(), name="embedder")
+
+    async def stop(self) -> None:
+        if self._written in self.store.after_commit:
+            self.store.after_commit.remove(self._written)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    async def _run(self) -> None:
+        try:
+            await self._load()
+            row = await self.store.fetchone("SELECT COUNT(*) FROM embed_queue")
+            self.pending = int(row[0]) if row else 0
+            self.state = "building" if self.pending else "ready"
+            while True:
+                self.wake.clear()
+                n = await self.step()
+                if n == 0:
+                    self.state, self.pending = "ready", 0
+                    if not self.wake.is_set():
+                        self.idle.set()
+                        await self.wake.wait()
+                    self.idle.clear()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the lexical lane keeps working; say why the meaning lane stopped
+            log.exception("embedder stopped")
+            self.state, self.error = "failed", f"{type(e).__name__}: {e}"
+
+    async def settled(self) -> None:
+        """Wait (at most settle_s) for the few items written just now to be embedded, so that a
+        note is found by meaning as soon as it is stored; never during a long backfill."""
+        if self.state not in ("loading", "ready", "building") or self.pending > BATCH or self.idle.is_set():
+            return
+        target = self.written  # the commits made before this search, not the ones after it
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settle_s
+        while self.caught_up < target and not self.idle.is_set() and loop.time() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stepped.wait(), deadline - loop.time())
+
+    async def _load(self) -> None:
+        after = 0
+        while True:
+            rows = await self.store.fetchall(_LOAD_SQL, (after, LOAD_ROWS))
+            if not rows:
+                return
+            self.index.add([r[0] for r in rows], [CHUNK if r[1] else FACT for r in rows], [r[2] for r in rows])
+            after = rows[-1][0]
+
+    async def step(self) -> int:
+        """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""
+        seen = self.written
+        queued = await self.store.fetchall(_QUEUE_SQL, (BATCH,))
+        if not queued:
+            self._pulse(seen)
+            return 0
+        self.state = "building"
+        wanted = {"fact": [r[1] for r in queued if r[0] == "fact"], "chunk": [r[1] for r in queued if r[0] == "chunk"]}
+        texts = await self._texts(wanted)
+        keys = list(texts)
+        m = await asyncio.get_running_loop().run_in_executor(self.executor, model_mod.model)
+        windows = await asyncio.get_running_loop().run_in_executor(
+            self.executor, m.embed_windows, [texts[k] for k in keys]
+        )
+        async with self.store.transaction() as conn:
+            now = await self._texts(wanted)
+            fresh = [(k, v) for k, v in zip(keys, windows, strict=True) if now.get(k) == texts[k]]
+            # a changed item is still queued (its trigger re-queued it), for the next batch
+            added = await self._write(conn, fresh)
+            done = [k for k, _v in fresh] + [
+                (item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now
+            ]
+            await conn.execute(
+                "DELETE FROM embed_queue WHERE (item, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
+                (_json_pairs(done),),
+            )
+        self.index.add(*added)
+        self.done += len(done)
+        self.pending = max(0, self.pending - len(done))
+        if len(queued) < BATCH:  # everything queued when the batch was read is now embedded
+            self._pulse(seen)
+        return len(queued)
+
+    def _pulse(self, seen: int) -> None:
+        self.caught_up = max(self.caught_up, seen)
+        self._stepped.set()
+        self._stepped = asyncio.Event()
+
+    async def _texts(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], str]:
+        out: dict[tuple[str, int], str] = {}
+        for item, sql in (("fact", _FACT_TEXT_SQL), ("chunk", _CHUNK_TEXT_SQL)):
+            if wanted[item]:
+                for r in await self.store.fetchall(sql, (_json_ids(wanted[item]),)):
+                    out[(item, int(r[0]))] = item_text(r[1], r[2])
+        return out
+
+    async def _write(
+        self, conn: aiosqlite.Connection, fresh: list[tuple[tuple[str, int], model_mod.Vectors]]
+    ) -> tuple[list[int], list[int], list[bytes]]:
+        """Replace the vectors of these items (inside the writer's transaction: the ids are
+        given here, after the largest one, so one executemany writes them all)."""
+        for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
+            ids = [i for (kind, i), _v in fresh if kind == item]
+            if ids:
+                await conn.execute(
+                    f"DELETE FROM vectors WHERE {column} IN (SELECT value FROM json_each(?))",  # noqa: S608
+                    (_json_ids(ids),),
+                )
+        async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM vectors") as cur:
+            row = await cur.fetchone()
+        next_id = int(row[0]) + 1 if row else 1
+        rows: list[tuple[Any, ...]] = []
+        added: tuple[list[int], list[int], list[bytes]] = ([], [], [])
+        for (item, item_id), vectors in fresh:
+            bits, int8 = model_mod.sign_bits(vectors), model_mod.to_int8(vectors)
+            owner = (item_id, None) if item == "fact" else (None, item_id)
+            for seq in range(len(vectors)):
+                rows.append((next_id, *owner, seq, model_mod.NAME, bits[seq], int8[seq]))
+                added[0].append(next_id)
+                added[1].append(FACT if item == "fact" else CHUNK)
+                added[2].append(bits[seq])
+                next_id += 1
+        await conn.executemany(_INSERT_SQL, rows)
+        return added
+
+    async def drain(self) -> None:
+        """Embed until the queue is empty (tests and tools; the server's task does this itself)."""
+        while await self.step():
+            pass
+
+
+def _json_ids(ids: list[int]) -> str:
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+def _json_pairs(pairs: list[tuple[str, int]]) -> str:
+    return "[" + ",".join(f'["{item}",{int(i)}]' for item, i in pairs) + "]"

@@ -1,0 +1,102 @@
+"""The meaning lane: the items nearest to a text by meaning, through the one visibility rule.
+
+Candidates come from the in-memory index (server.meaning.index, by sign bits); they are read
+back joined to their items with `visible()` and reranked by cosine over their int8 vectors. The
+window is taken after visibility: when hidden items (forgotten, or of an `off` host) fill the
+candidates, the window grows until `limit` visible items are found or every vector was a
+candidate, so hidden items never crowd visible ones out. Scores are cosines in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from server import ages
+from server.governance.visibility import visible
+from server.meaning import model as model_mod
+from server.meaning.embedder import Embedder
+from server.meaning.index import CHUNK, FACT
+from server.store.db import Store
+from server.textcaps import cap
+
+FIRST_WINDOW = 200
+HIT_CHARS = 600
+
+_FACT_SQL = f"""
+SELECT v.id AS vector_id, v.vec, f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref,
+       f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown
+FROM vectors v JOIN facts f ON f.id = v.fact_id
+WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
+  AND (:host IS NULL OR f.source_host != :host)
+"""  # noqa: S608 - built by visible()
+_CHUNK_SQL = f"""
+SELECT v.id AS vector_id, v.vec, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref,
+       d.title, d.updated_at
+FROM vectors v JOIN document_chunks c ON c.id = v.chunk_id JOIN documents d ON d.id = c.document_id
+WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("document_chunks", "c")}
+  AND {visible("documents", "d")}
+"""  # noqa: S608 - built by visible()
+
+
+async def embed_query(text: str) -> model_mod.Vectors:
+    """The query's vector (off the event loop; a query is short: well under a millisecond)."""
+    vectors: model_mod.Vectors = await asyncio.to_thread(_embed_one, text)
+    return vectors
+
+
+def _embed_one(text: str) -> model_mod.Vectors:
+    vectors: model_mod.Vectors = model_mod.model().embed([text])
+    return vectors.reshape(-1)
+
+
+async def nearest(
+    store: Store,
+    embedder: Embedder,
+    query: model_mod.Vectors,
+    kind: int,
+    limit: int,
+    *,
+    exclude_host: str | None = None,
+) -> list[tuple[float, Any]]:
+    """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
+    per document) nearest to `query`, best first. Empty while the index is loading."""
+    if limit <= 0 or not embedder.ready or not np.any(query):
+        return []
+    qbits = model_mod.sign_bits(query[None, :])[0]
+    sql = _FACT_SQL if kind == FACT else _CHUNK_SQL
+    window = max(FIRST_WINDOW, 4 * limit)
+    while True:
+        ids, total = await asyncio.to_thread(embedder.index.nearest, qbits, kind, window)
+        rows = await store.fetchall(sql, {"ids": "[" + ",".join(map(str, ids.tolist())) + "]", "host": exclude_host})
+        best: dict[int, tuple[float, Any]] = {}
+        if rows:
+            scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
+            key = "id" if kind == FACT else "document_id"
+            for score, r in zip(scores.tolist(), rows, strict=True):
+                item = int(r[key])
+                if item not in best or score > best[item][0]:
+                    best[item] = (float(score), r)
+        if len(best) >= limit or window >= total:
+            return sorted(best.values(), key=lambda t: -t[0])[:limit]
+        window *= 4
+
+
+def chunk_hit(row: Any) -> dict[str, Any]:
+    """A document found by one of its chunks, in the shape of a lexical document hit."""
+    return {
+        "id": row["document_id"],
+        "chunk": row["seq"],
+        "text": cap(row["text"], HIT_CHARS, ellipsis=True),
+        "source_url": row["source_url"],
+        "source_host": row["source_host"],
+        "source_ref": row["source_ref"],
+        "title": row["title"],
+        "kind": "document",
+        "age": ages.age(row["updated_at"], ages.INSTANT),
+    }
+
+
+__all__ = ["CHUNK", "FACT", "chunk_hit", "embed_query", "nearest"]

@@ -1,0 +1,110 @@
+"""THE hybrid ranking: the words lane (server.memory.search, FTS5) and the meaning lane
+(server.meaning.lane, embeddings) fused by reciprocal rank fusion, for GET /api/search — which
+the panel, `wherefrom search` and MCP search_memory all ask.
+
+Each result says why it matched — `why`: "words", "meaning" or "both" — and how strongly:
+`words` (1.0: it holds every term; less: the share it holds), `meaning` (the cosine of the
+query's and the item's vectors) and `strength` (the larger of the two, 0..1). It is `close`
+when it holds at least CLOSE_WORDS of the terms or its meaning is at least CLOSE. The answer's `close` says whether
+any result is; when none is, the results are the nearest by meaning first and `note` says so
+— accidental overlaps on a word or two are not presented as answers.
+
+Fusion: score = sum over the lanes that found an item of weight / (K + rank). A words hit
+weighs the square of its share of the terms (1.0 when it holds all of them), a meaning hit 1.0; a meaning
+hit weaker than FLOOR is left out when the words lane found items holding every term.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from server.meaning import lane
+from server.meaning.embedder import Embedder
+from server.memory import search as words
+from server.memory.facts import fact_answer
+from server.memory.snippets import add_snippets
+from server.store.db import Store
+
+K = 60
+# cosines of this static model run low: a good paraphrase scores 0.25-0.4, unrelated text ~0.0
+# (calibrated on bench/bench_search_quality.py's paraphrase queries)
+CLOSE = 0.4  # a cosine at or above this is a close match by meaning
+FLOOR = 0.3  # below this a meaning hit is noise next to items holding every word
+NOISE = 0.05  # below this a meaning hit is not shown at all (gibberish is near nothing)
+PARTIAL_WEIGHT = 0.5  # an any-term hit's weight when its share of the terms is not known
+CLOSE_WORDS = 0.66  # holding two thirds of the asked terms is close by words
+NOTE = "no close match — nearest by meaning:"
+LANES = ("both", "words", "meaning")
+
+
+def _key(item: dict[str, Any]) -> tuple[str, int]:
+    return ("document" if item.get("kind") == "document" else "fact", int(item["id"]))
+
+
+async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: int) -> list[dict[str, Any]]:
+    """The meaning lane's `limit` best items (facts and documents), each with `meaning`."""
+    if embedder is None:
+        return []
+    await embedder.settled()
+    if not embedder.ready:
+        return []
+    query = await lane.embed_query(q)
+    facts, chunks = await asyncio.gather(
+        lane.nearest(store, embedder, query, lane.FACT, limit), lane.nearest(store, embedder, query, lane.CHUNK, limit)
+    )
+    found = [(s, fact_answer(r)) for s, r in facts] + [(s, lane.chunk_hit(r)) for s, r in chunks]
+    found.sort(key=lambda t: -t[0])
+    return [{**item, "meaning": round(score, 3)} for score, item in found[:limit] if score >= NOISE]
+
+
+def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """The fused answer of the two lanes' ranked lists (pure: the bench and tests call it too)."""
+    all_terms = any(r.get("words", 0) >= 1.0 for r in lexical)
+    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    score: dict[tuple[str, int], float] = {}
+    for rank, item in enumerate(lexical, 1):
+        key = _key(item)
+        merged[key] = dict(item)
+        share = min(1.0, float(item.get("words", 0.0))) or PARTIAL_WEIGHT
+        weight = share * share  # a word or two of many is weak evidence next to meaning
+        score[key] = weight / (K + rank)
+    for rank, item in enumerate(meaning, 1):
+        key = _key(item)
+        if key in merged:
+            merged[key]["meaning"] = item["meaning"]
+            if "chunk" in item and merged[key].get("chunk") != item["chunk"]:
+                merged[key].setdefault("meaning_chunk", item["chunk"])
+        elif all_terms and item["meaning"] < FLOOR:
+            continue
+        else:
+            merged[key] = dict(item)
+        score[key] = score.get(key, 0.0) + 1.0 / (K + rank)
+    out = []
+    for key, item in merged.items():
+        w, m = item.get("words"), item.get("meaning")
+        item["why"] = "both" if w is not None and m is not None else "words" if w is not None else "meaning"
+        item["strength"] = round(max(w or 0.0, max(m or 0.0, 0.0)), 3)
+        item["close"] = (w or 0.0) >= CLOSE_WORDS or (m or -1.0) >= CLOSE
+        out.append((score[key], item))
+    out.sort(key=lambda t: -t[0])
+    results = [item for _s, item in out]
+    close = any(r["close"] for r in results)
+    if not close:  # nothing matches well: the nearest by meaning first, then the word overlaps
+        results.sort(key=lambda r: -float(r["meaning"]) if r.get("meaning") is not None else 2.0)
+    answer: dict[str, Any] = {"results": results[:limit], "close": close}
+    if results and not close:
+        answer["note"] = NOTE
+    return answer
+
+
+async def search(store: Store, embedder: Embedder | None, q: str, limit: int, lanes: str = "both") -> dict[str, Any]:
+    """GET /api/search: both lanes fused (or one, with `lanes`), with snippets of the words."""
+    lexical, stage = await words.lexical(store, q, limit) if lanes != "meaning" else ([], None)
+    meaning = await meaning_hits(store, embedder, q, limit) if lanes != "words" else []
+    answer = fuse(lexical, meaning, limit)
+    if answer["results"]:
+        await add_snippets(store, stage.match if stage is not None else "", answer["results"])
+    progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
+    answer["meaning"] = {"state": progress["state"], "pending": progress["pending"]}
+    return answer
