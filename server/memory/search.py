@@ -221,11 +221,12 @@ async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
     if len(content) == 1 and content == kept:
         return
     # a term no fact holds is rare too: library documents may hold it (counts are of facts)
+    # (and when the rare ones find nothing, every term is asked for)
     rare = [w for w in content if counts[w] <= WINDOW]
-    chosen = rare if rare and len(rare) < len(content) else content
-    any_terms = tuple(spelled[w] for w in chosen)
-    matches = tuple(t.match for t in any_terms)
-    yield Stage(match_any(list(matches)), any_of=matches, terms=any_terms, counted=counted)
+    for chosen in [rare, content] if rare and len(rare) < len(content) else [content]:
+        any_terms = tuple(spelled[w] for w in chosen)
+        matches = tuple(t.match for t in any_terms)
+        yield Stage(match_any(list(matches)), any_of=matches, terms=any_terms, counted=counted)
 
 
 def _strength(held: list[Term], stage: Stage) -> float:
