@@ -9,14 +9,17 @@ on a free port), as the extension and the CLI write it:
   capture at https://chatgpt.com/c/<id> (its user and assistant turns, in time order);
 - every ../shared/reference/real-dom/*.expected.json as a capture at its url;
 - every page of ../shared/reference/extraction/ saved to the library (add_text with its HTML);
+- every note of bench/search_notes.json (written by hand: sentences in Japanese, Chinese, Thai
+  and Korean, which the reference corpora hardly hold);
 - generated notes (default 9,000) on generated sites: 12-40 words drawn from the corpora's own
   vocabulary at its own frequencies, so terms are as common as in the corpus but no passage
   is copied.
 The queries (bench/search_queries.json, written by hand from the corpora) name the item they
 should find by URL. Each is asked as the panel asks it: GET /api/search?q=...&limit=20. We
-report recall@1 and recall@5 (a hit is a result with the target's source_url), sentences that
-got no result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall
-time beside a same-run floor (GET /api/health, asked after each search).
+report, per kind of query, recall@1, @5 and @10 and the mean reciprocal rank (a hit is a result
+with the target's source_url; a target not in the 20 results counts 0), sentences that got no
+result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall time
+beside a same-run floor (GET /api/health, asked after each search).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from tests.server_process import ServerProcess  # noqa: E402
 
 REFERENCE = REPO.parent / "shared" / "reference"
 QUERIES = Path(__file__).with_name("search_queries.json")
+NOTES = Path(__file__).with_name("search_notes.json")
 PANEL_LIMIT = 20  # what the side panel's search asks for (the API's default)
 WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
@@ -135,9 +139,10 @@ async def build(server: ServerProcess, notes: int) -> dict[str, int]:
     chats, doms, pages = chatgpt_conversations(), real_dom_conversations(), extraction_pages()
     corpus = [t["text"] for c in chats + doms for t in c["turns"]]
     generated = generated_notes(notes, corpus)
+    written = json.loads(NOTES.read_text("utf-8"))["notes"]
     jobs: list[tuple[str, dict[str, Any]]] = [("/api/captures", c) for c in chats + doms]
     jobs += [("/api/library/add_text", p) for p in pages]
-    jobs += [("/api/notes", n) for n in generated]
+    jobs += [("/api/notes", n) for n in written + generated]
     queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -154,8 +159,8 @@ async def build(server: ServerProcess, notes: int) -> dict[str, int]:
         "conversations": len(chats) + len(doms),
         "turns": turns,
         "documents": len(pages),
-        "notes": notes,
-        "items": turns + len(pages) + notes,
+        "notes": notes + len(written),
+        "items": turns + len(pages) + notes + len(written),
     }
 
 
@@ -186,13 +191,13 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
             urls = [r["source_url"] for r in body["results"]]
             rank = urls.index(target) + 1 if target in urls else None
             rows.append({**q, "rank": rank, "results": len(urls), "top": urls[:3]})
-    out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT}
-    for kind in ("keywords", "sentence", "all"):
+    out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT, "kinds": kinds(rows)}
+    for kind in out["kinds"]:
         sel = [r for r in rows if kind == "all" or r["kind"] == kind]
         out[kind] = {
             "n": len(sel),
-            "recall@1": sum(1 for r in sel if r["rank"] == 1) / len(sel),
-            "recall@5": sum(1 for r in sel if r["rank"] and r["rank"] <= 5) / len(sel),
+            **{f"recall@{k}": sum(1 for r in sel if r["rank"] and r["rank"] <= k) / len(sel) for k in (1, 5, 10)},
+            "mrr": sum(1 / r["rank"] for r in sel if r["rank"]) / len(sel),
             "zero_results": sum(1 for r in sel if r["results"] == 0),
         }
     out["latency_ms"] = {
@@ -207,6 +212,11 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
         {"q": r["q"], "rank": r["rank"], "results": r["results"], "top": r["top"]} for r in rows if r["rank"] != 1
     ]
     return out
+
+
+def kinds(rows: list[dict[str, Any]]) -> list[str]:
+    """The kinds of query in the set, in the order they first appear, then "all"."""
+    return [*dict.fromkeys(r["kind"] for r in rows), "all"]
 
 
 async def main() -> int:
@@ -235,10 +245,13 @@ async def main() -> int:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     result["store"] = built
-    print(f"\n{'queries':<10} {'n':>3} {'recall@1':>9} {'recall@5':>9} {'no result':>10}")
-    for kind in ("keywords", "sentence", "all"):
+    print(f"\n{'queries':<10} {'n':>3} {'recall@1':>9} {'recall@5':>9} {'recall@10':>10} {'MRR':>6} {'no result':>10}")
+    for kind in result["kinds"]:
         r = result[kind]
-        print(f"{kind:<10} {r['n']:>3} {r['recall@1']:>9.2f} {r['recall@5']:>9.2f} {r['zero_results']:>10}")
+        print(
+            f"{kind:<10} {r['n']:>3} {r['recall@1']:>9.2f} {r['recall@5']:>9.2f} {r['recall@10']:>10.2f} "
+            f"{r['mrr']:>6.2f} {r['zero_results']:>10}"
+        )
     lat = result["latency_ms"]
     print(
         f"\nGET /api/search (limit {PANEL_LIMIT}), {lat['requests']} requests: "

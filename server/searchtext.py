@@ -66,6 +66,12 @@ def index_form(text: str) -> str:
     return _UNSPACED_RUN.sub(_indexed_run, folded) if _UNSPACED_RUN.search(folded) else folded
 
 
+def search_forms(title: str, text: str) -> dict[str, str | None]:
+    """A fact's indexed forms, stored only where they differ from the text (see 0002_memory.sql)."""
+    st, sx = index_form(title), index_form(text)
+    return {"search_title": st if st != title else None, "search_text": sx if sx != text else None}
+
+
 def is_unspaced(term: str) -> bool:
     """Does the term hold a character of a script written without spaces?"""
     return _UNSPACED_RUN.search(term) is not None

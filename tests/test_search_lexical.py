@@ -4,14 +4,18 @@ misspelled word to the spellings the index holds, and takes its windows after th
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from server import ages
+from server.governance.visibility import govern
 from server.memory import search as search_mod
 from server.memory.facts import insert_fact
 from server.memory.snippets import MARK_END, MARK_START
 from server.provenance import stamp
+from server.store.db import Store, _statements, migration_files
 from tests.conftest import Api
 from tests.test_memory_pagematch import add_document, match, note
 
@@ -142,3 +146,39 @@ async def test_the_lexical_lane_answers_strength_and_terms(api: Api) -> None:
         ("https://a.example/3", 0.875, ("piranesi", "prisons"))
     ]
     assert await search_mod.lexical(api.store, "nothing matches zzyzx", 10) == []
+
+
+async def test_items_stored_before_the_upgrade_are_found_by_words_inside(tmp_path: Path) -> None:
+    """A store written before unspaced scripts were indexed as pairs: the migration's Python step
+    writes their indexed forms again (facts and library chunks), so they are found too."""
+    db = tmp_path / "wherefrom.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for name, sql in migration_files():
+        if name >= "0007":
+            continue
+        for statement in _statements(sql):
+            con.execute(statement)
+        con.execute("INSERT INTO schema_migrations VALUES (?, 0)", (name,))
+    prov = stamp("https://old.example/sushi", "")
+    con.execute(
+        "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
+        "created_at, updated_at) VALUES ('note', '', ?, ?, ?, ?, 0, 'instant', 0, 0)",
+        (SUSHI, prov.source_url, prov.source_host, prov.source_ref),
+    )
+    con.execute(
+        "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
+        "created_at, updated_at) VALUES ('note', '', 'plain words', ?, ?, ?, 0, 'instant', 0, 0)",
+        (prov.source_url, prov.source_host, prov.source_ref),
+    )
+    con.commit()
+    assert con.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH '\"寿司\"'").fetchall() == []  # control
+    con.close()
+    store = await Store.open(db)
+    try:
+        await govern(store)
+        found = await search_mod.search(store, "寿司", 10)
+        assert [r["text"] for r in found["results"]] == [SUSHI]
+        assert [r["text"] for r in (await search_mod.search(store, "plain", 10))["results"]] == ["plain words"]
+    finally:
+        await store.close()
