@@ -23,7 +23,7 @@ MAX_TERMS = 32
 _POSSESSIVE = re.compile(r"(\w)['’‘`]s\b", re.UNICODE)
 # Thai combining marks (category Mn): unicode61 splits at them, Python's \w does not hold them
 THAI_MARKS = "\u0e31\u0e34-\u0e3a\u0e47-\u0e4e"
-_UNSPACED_CHARS = (
+UNSPACED_CHARS = (
     "\u0e01-\u0e30\u0e32\u0e33\u0e40-\u0e46"  # Thai letters and vowels that are letters
     + THAI_MARKS
     + "\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff"  # 々〆〇, hiragana, katakana
@@ -31,7 +31,7 @@ _UNSPACED_CHARS = (
     + "\uac00-\ud7af\uff66-\uff9f"  # Hangul syllables, halfwidth katakana
     + "\U00020000-\U0002fa1f"  # Han, supplementary planes
 )
-_UNSPACED_RUN = re.compile(f"[{_UNSPACED_CHARS}]+")
+_UNSPACED_RUN = re.compile(f"[{UNSPACED_CHARS}]+")
 _THAI_MARK = re.compile(f"[{THAI_MARKS}]")
 _TOKEN = re.compile(rf"(?:\w|[{THAI_MARKS}])+", re.UNICODE)
 
@@ -100,7 +100,7 @@ def term_match(term: str) -> str:
     if not is_unspaced(term):
         return _quote(term)
     tokens: list[str] = []
-    pieces = [p for p in re.split(f"([{_UNSPACED_CHARS}]+)", term) if p]
+    pieces = [p for p in re.split(f"([{UNSPACED_CHARS}]+)", term) if p]
     prefix = False
     for i, piece in enumerate(pieces):
         if not _UNSPACED_RUN.fullmatch(piece):

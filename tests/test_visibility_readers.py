@@ -31,7 +31,7 @@ NOT_READERS = {
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
     "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
     "server/memory/captures.py:conversation_row": "the capture writer finds the conversation row it updates",
-    "server/memory/search.py:_CHUNK_COUNT_SQL": "whether the library holds a word as typed (spelling correction); no item",
+    "server/memory/search.py:_CHUNK_COUNT_SQL": "whether the library holds a typed word (spelling); no item",
     "server/memory/search.py:_TERM_ROWIDS": "a term's rowids for the coverage count; _COVERED_SQL reads the rows",
     "server/library/queries.py:_CHUNK_HOLDS_TERM": "whether a chunk holds a term; search_chunks reads the chunk",
     "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",

@@ -78,7 +78,7 @@ WITH cov AS MATERIALIZED (
   ORDER BY g.n DESC, g.rowid DESC LIMIT :window
 )"""  # noqa: S608 - built by visible()
 _COVERED_SQL = (
-    _COVER_CTE
+    _COVER_CTE  # noqa: S608 - built by visible()
     + f""",
 hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
 SELECT {_COLUMNS}, hit.rank AS rank, cov.n AS covered, cov.terms AS terms

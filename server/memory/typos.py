@@ -64,7 +64,7 @@ class _Stemmer:
         """{stem: the first of `words` with that stem} (each word is one token: letters only)."""
         with self._lock, self._con:
             self._con.execute("INSERT INTO s(rowid, w) VALUES (1, ?)", (" ".join(words),))
-            rows = self._con.execute("SELECT term, \"offset\" FROM sv ORDER BY \"offset\"").fetchall()
+            rows = self._con.execute('SELECT term, "offset" FROM sv ORDER BY "offset"').fetchall()
             self._con.execute("DELETE FROM s")
         out: dict[str, str] = {}
         for term, offset in rows:

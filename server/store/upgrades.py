@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-from server.searchtext import index_form, search_forms
+from server.searchtext import UNSPACED_CHARS, index_form, search_forms
 
-# a character class of the unspaced scripts, as a GLOB pattern (code point ranges)
-_UNSPACED_GLOB = "*[\u0e01-\u0e4e\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f\U00020000-\U0002fa1f]*"
+# any character of the unspaced scripts, as a GLOB pattern (the same code point ranges)
+_UNSPACED_GLOB = f"*[{UNSPACED_CHARS}]*"
 BATCH = 500
 
 
@@ -24,9 +24,11 @@ async def reindex_unspaced(conn: aiosqlite.Connection) -> None:
     """Write the indexed forms again for every fact and chunk holding an unspaced script."""
     last = 0
     while True:
-        rows = await conn.execute_fetchall(
-            "SELECT id, title, text FROM facts WHERE id > ? AND (text GLOB ? OR title GLOB ?) ORDER BY id LIMIT ?",
-            (last, _UNSPACED_GLOB, _UNSPACED_GLOB, BATCH),
+        rows = list(
+            await conn.execute_fetchall(
+                "SELECT id, title, text FROM facts WHERE id > ? AND (text GLOB ? OR title GLOB ?) ORDER BY id LIMIT ?",
+                (last, _UNSPACED_GLOB, _UNSPACED_GLOB, BATCH),
+            )
         )
         if not rows:
             break
@@ -37,10 +39,12 @@ async def reindex_unspaced(conn: aiosqlite.Connection) -> None:
         last = int(rows[-1][0])
     last = 0
     while True:
-        rows = await conn.execute_fetchall(
-            "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
-            "WHERE c.id > ? AND (c.text GLOB ? OR d.title GLOB ?) ORDER BY c.id LIMIT ?",
-            (last, _UNSPACED_GLOB, _UNSPACED_GLOB, BATCH),
+        rows = list(
+            await conn.execute_fetchall(
+                "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
+                "WHERE c.id > ? AND (c.text GLOB ? OR d.title GLOB ?) ORDER BY c.id LIMIT ?",
+                (last, _UNSPACED_GLOB, _UNSPACED_GLOB, BATCH),
+            )
         )
         if not rows:
             break
