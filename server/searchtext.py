@@ -56,14 +56,16 @@ def _indexed_run(match: re.Match[str]) -> str:
     run = _THAI_MARK.sub("", match.group())
     if len(run) < 2:
         return f" {run} "
-    return " " + " ".join([*_pairs(run), run[-1]]) + " "
+    return " " + " ".join(map(str.__add__, run, run[1:])) + f" {run[-1]} "  # the pairs, then the last
 
 
 def index_form(text: str) -> str:
     """The text as it is indexed: possessives folded ("dog's" -> "dogs"), runs of unspaced
     scripts as character pairs ("東京で" -> "東京 京で で")."""
     folded = _POSSESSIVE.sub(r"\1s", text)
-    return _UNSPACED_RUN.sub(_indexed_run, folded) if _UNSPACED_RUN.search(folded) else folded
+    if not _UNSPACED_RUN.search(folded):
+        return folded
+    return _UNSPACED_RUN.sub(_indexed_run, folded)
 
 
 def search_forms(title: str, text: str) -> dict[str, str | None]:
