@@ -53,6 +53,7 @@ from server.memory.search import (  # noqa: E402
     _UNRANKED_SQL,
     COMMON,
     RANK_CAP,
+    SCAN,
     WINDOW,
 )
 from server.provenance import Provenance, stamp  # noqa: E402
@@ -291,8 +292,11 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
                 "window": WINDOW,
                 **{f"t{i}": term_match(w) for i, w in enumerate(any_of)},
             }
-            sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-            return con.execute(sql.replace("{union}", union), params).fetchall()
+            sql = (_COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL).replace("{union}", union)
+            rows = con.execute(sql, {**params, "scan": SCAN}).fetchall()
+            if len(rows) < limit and n > SCAN:
+                rows = con.execute(sql, {**params, "scan": -1}).fetchall()
+            return rows
         n = hits(m)
         if n == 0:
             return []
@@ -311,7 +315,9 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     if rows or (len(content) == 1 and content == kept):
         return rows
     rare = [w for w in content if counts[w] <= WINDOW]
-    for chosen in [rare, content] if rare and len(rare) < len(content) else [content]:
+    only_rare = rare and len(rare) < len(content)
+    fallback = only_rare and not any(counts[w] for w in rare)
+    for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
         rows = run(match_any([term_match(w) for w in chosen]), any_of=chosen)
         if rows:
             return rows

@@ -113,6 +113,15 @@ async def test_hidden_items_do_not_crowd_a_visible_one_out_of_search(api: Api) -
     assert [r["text"] for r in await search(api, "walnut zeppelin")] == ["walnut from the visible site"]
 
 
+async def test_more_hidden_candidates_than_the_rule_is_asked_of_at_first(api: Api) -> None:
+    """The any-term stage asks the rule of its best SCAN candidates first, then of all of them."""
+    await _hidden_crowd(api, "walnut", "walnut from the visible site", n=search_mod.SCAN + 50)
+    assert len(await search(api, "walnut zeppelin")) == 20  # control: the crowd is found
+    status, body = await api.put("/api/site-mode", {"host": "hidden.example", "mode": "off"})
+    assert status == 200, body
+    assert [r["text"] for r in await search(api, "walnut zeppelin")] == ["walnut from the visible site"]
+
+
 async def test_an_off_site_does_not_crowd_a_visible_one_out_of_search(api: Api) -> None:
     await _hidden_crowd(api, "quince", "quince jam recipe")
     assert len(await search(api, "quince")) == 20  # control: the crowd is found while the site is on

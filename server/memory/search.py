@@ -70,12 +70,17 @@ SELECT * FROM (
 # given set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per
 # term; `terms` lists which of them (by index) an item holds.
 RANK_CAP = 2_000
+# The rule is asked of the best :scan candidates only, in their order (`top` is materialised
+# sorted and read in that order, so the rule stops at the WINDOW-th visible one: a fact lookup
+# each); when that leaves too few, fts_facts asks again with no bound (:scan -1).
+SCAN = 4 * WINDOW
 _COVER_CTE = f"""
-WITH cov AS MATERIALIZED (
-  SELECT g.rowid, g.n, g.terms FROM (
-    SELECT rowid, COUNT(*) AS n, group_concat(t) AS terms FROM ({{union}}) GROUP BY rowid
-  ) g JOIN facts f ON f.id = g.rowid WHERE {VISIBLE_FACT} AND {_HOST}
-  ORDER BY g.n DESC, g.rowid DESC LIMIT :window
+WITH top AS MATERIALIZED (
+  SELECT rowid, COUNT(*) AS n, group_concat(t) AS terms FROM ({{union}}) GROUP BY rowid
+  ORDER BY n DESC, rowid DESC LIMIT :scan
+), cov AS MATERIALIZED (
+  SELECT top.rowid, top.n, top.terms FROM top JOIN facts f ON f.id = top.rowid WHERE {VISIBLE_FACT} AND {_HOST}
+  LIMIT :window
 )"""  # noqa: S608 - built by visible()
 _COVERED_SQL = (
     _COVER_CTE  # noqa: S608 - built by visible()
@@ -171,8 +176,11 @@ async def fts_facts(
     if covering:
         union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
         params.update({f"t{i}": m for i, m in enumerate(any_of)})
-        sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-        return await store.fetchall(sql.replace("{union}", union), params)
+        sql = (_COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL).replace("{union}", union)
+        rows = await store.fetchall(sql, {**params, "scan": SCAN})
+        if len(rows) < limit and n > SCAN:  # hidden items among the best candidates: all of them
+            rows = await store.fetchall(sql, {**params, "scan": -1})
+        return rows
     sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
     return await store.fetchall(sql, params)
 
@@ -221,9 +229,11 @@ async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
     if len(content) == 1 and content == kept:
         return
     # a term no fact holds is rare too: library documents may hold it (counts are of facts)
-    # (and when the rare ones find nothing, every term is asked for)
+    # (and when no fact holds any rare one, every term is asked for too)
     rare = [w for w in content if counts[w] <= WINDOW]
-    for chosen in [rare, content] if rare and len(rare) < len(content) else [content]:
+    only_rare = rare and len(rare) < len(content)
+    fallback = only_rare and not any(counts[w] for w in rare)  # (and no fact holds any of them)
+    for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
         any_terms = tuple(spelled[w] for w in chosen)
         matches = tuple(t.match for t in any_terms)
         yield Stage(match_any(list(matches)), any_of=matches, terms=any_terms, counted=counted)
