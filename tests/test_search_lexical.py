@@ -180,6 +180,17 @@ async def test_items_stored_before_the_upgrade_are_found_by_words_inside(tmp_pat
         "created_at, updated_at) VALUES ('note', '', 'plain words', ?, ?, ?, 0, 'instant', 0, 0)",
         (prov.source_url, prov.source_host, prov.source_ref),
     )
+    doc = stamp("https://old.example/news", "ニュース")
+    con.execute(
+        "INSERT INTO documents(id, source_url, source_host, source_ref, given_url, title, text, text_sha256, lane, "
+        "extractor, created_at, updated_at) VALUES (1, ?, ?, ?, ?, 'ニュース', ?, '', 'text', 'text', 0, 0)",
+        (doc.source_url, doc.source_host, doc.source_ref, doc.source_url, "首相は記者会見を開きました"),
+    )
+    con.execute(
+        "INSERT INTO document_chunks(document_id, seq, text, source_url, source_host, source_ref, search_title, "
+        "search_text) VALUES (1, 0, ?, ?, ?, ?, 'ニュース', ?)",
+        ("首相は記者会見を開きました", doc.source_url, doc.source_host, doc.source_ref, "首相は記者会見を開きました"),
+    )
     con.commit()
     assert con.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH '\"寿司\"'").fetchall() == []  # control
     con.close()
@@ -189,5 +200,6 @@ async def test_items_stored_before_the_upgrade_are_found_by_words_inside(tmp_pat
         found = await search_mod.search(store, "寿司", 10)
         assert [r["text"] for r in found["results"]] == [SUSHI]
         assert [r["text"] for r in (await search_mod.search(store, "plain", 10))["results"]] == ["plain words"]
+        assert [r["kind"] for r in (await search_mod.search(store, "記者会見", 10))["results"]] == ["document"]
     finally:
         await store.close()
