@@ -121,7 +121,8 @@ def term_match(term: str) -> str:
 
 
 def match_all(match_terms: list[str]) -> str:
-    return " ".join(match_terms)
+    """Every term (AND spelled out: FTS5 has no implicit AND beside a parenthesised group)."""
+    return " AND ".join(match_terms)
 
 
 def match_any(match_terms: list[str]) -> str:

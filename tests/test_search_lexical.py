@@ -69,6 +69,16 @@ async def test_a_misspelled_word_finds_its_item(api: Api) -> None:
     assert await search(api, "zqxjkvw") == []  # nothing near it: still nothing
 
 
+async def test_a_word_with_several_corrections_beside_another_word(api: Api) -> None:
+    await note(api, "https://a.example/1", "the cart was left here")
+    await note(api, "https://a.example/2", "the card was left here")
+    await note(api, "https://a.example/3", "the card was lost")
+    assert {r["source_url"] for r in await search(api, "carx left here")} == {
+        "https://a.example/1",
+        "https://a.example/2",
+    }
+
+
 async def test_a_correctly_spelled_rare_word_is_not_corrected(api: Api) -> None:
     await note(api, "https://a.example/1", "a note about the river Rhone")
     await note(api, "https://a.example/2", "a note about the river Rhine")

@@ -82,6 +82,7 @@ def test_one_edit_of_a_word_finds_its_item(live: LiveServer, w: str, op: str, da
     url = add_note(live, f"a note that mentions {w} once")
     assume(not held(live, typo))  # a word some item holds as typed is a word of the store, not a typo
     assert url in found(live, typo)
+    assert url in found(live, f"{typo} mentions")  # beside another word (an explicit AND of the spellings)
 
 
 def held(live: LiveServer, typo: str) -> bool:

@@ -205,12 +205,13 @@ async def _spelled(store: Store, words: list[str], counts: dict[str, int]) -> di
     return out
 
 
-async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
+async def match_stages(store: Store, text: str, *, correct: bool = True) -> AsyncIterator[Stage]:
     """The MATCH strings for user text, in order (searchtext builds every term): all terms; then
     any non-stop-word term. Stop words, and terms in more than COMMON facts, are left out (see
     COMMON); when some remaining terms are rare (at most WINDOW facts), the any-term stage asks
     for those only, so a word on every other page does not drown them. When every term is
-    common, the newest facts holding them all come back unranked."""
+    common, the newest facts holding them all come back unranked. With `correct`, a word no item
+    holds is asked for by its corrected spellings (a page title is not a typed query: no)."""
     words = terms(text)
     if not words:
         return
@@ -221,7 +222,7 @@ async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
         every = tuple(Term(w, term_match(w), (w,)) for w in words)
         yield Stage(match_all([t.match for t in every]), ranked=False, terms=every, counted=frozenset(words))
         return
-    spelled = await _spelled(store, kept, counts)
+    spelled = await _spelled(store, kept, counts) if correct else {w: Term(w, term_match(w), (w,)) for w in kept}
     content = [w for w in kept if w not in STOP_WORDS] or kept
     counted = frozenset(content)
     all_terms = tuple(spelled[w] for w in kept)
