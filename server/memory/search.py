@@ -197,7 +197,7 @@ async def _spelled(store: Store, words: list[str], counts: dict[str, int]) -> di
         row = await store.fetchone(_CHUNK_COUNT_SQL, (out[w].match,))
         if row and int(row[0]):
             continue  # the library holds it as typed
-        found = await corrections(store, w)
+        found = await corrections(store, w, COMMON)
         if found:
             fixed += 1
             group = [term_match(c) for c in found]

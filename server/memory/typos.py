@@ -18,7 +18,7 @@ import sqlite3
 import string
 import threading
 
-from server.searchtext import TOKENIZE
+from server.searchtext import STOP_WORDS, TOKENIZE
 from server.store.db import Store
 
 MIN_CHARS = 4  # shorter words have too many neighbours to mean one of them
@@ -77,18 +77,32 @@ _STEMMER = _Stemmer()
 _LOOKUP = "SELECT term, doc FROM {vocab} WHERE term IN (SELECT value FROM json_each(?))"
 
 
-async def corrections(store: Store, word: str) -> list[str]:
+def _stop_stems() -> frozenset[str]:
+    return frozenset(_STEMMER.stems(sorted(STOP_WORDS)))
+
+
+_STOP_STEMS = _stop_stems()
+
+
+async def corrections(store: Store, word: str, max_facts: int) -> list[str]:
     """Spellings one edit from `word` that the index holds, the most widely held first, at most
-    MAX_CORRECTIONS; each is a word whose indexed form is in the index (a MATCH of it finds items)."""
+    MAX_CORRECTIONS; each is a word whose indexed form is in the index (a MATCH of it finds items).
+    Stop words, and words more than `max_facts` facts hold, are never a correction (a typo of a
+    rare word is not a common one, and reading a common word's list costs time by the store)."""
     if not correctable(word):
         return []
-    by_stem = await asyncio.to_thread(_STEMMER.stems, edits(word))
+    found = await asyncio.to_thread(_STEMMER.stems, edits(word))
+    by_stem = {stem: w for stem, w in found.items() if stem not in _STOP_STEMS}
     if not by_stem:
         return []
     stems = json.dumps(list(by_stem))
     docs: dict[str, int] = {}
     for vocab in _VOCABS:
         for term, doc in await store.fetchall(_LOOKUP.format(vocab=vocab), (stems,)):
-            docs[term] = docs.get(term, 0) + int(doc)
-    best = sorted(docs, key=lambda t: (-docs[t], t))[:MAX_CORRECTIONS]
-    return [by_stem[t] for t in best if t in by_stem]
+            if vocab == _VOCABS[0] and int(doc) > max_facts:
+                docs[term] = -1  # common: never
+            elif docs.get(term, 0) >= 0:
+                docs[term] = docs.get(term, 0) + int(doc)
+    usable = [t for t in docs if docs[t] > 0 and t in by_stem]
+    best = sorted(usable, key=lambda t: (-docs[t], t))[:MAX_CORRECTIONS]
+    return [by_stem[t] for t in best]
