@@ -469,7 +469,8 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
         vp = [pct(visits, p) for p in (50, 95, 99)]
         mp = [pct(http["page-match"], p) for p in (50, 95, 99)]
         print(
-            f"promnesia POST /visits, the first {len(asked)} of the same pages: p50 {vp[0]:.2f} p95 {vp[1]:.2f} p99 {vp[2]:.2f} ms; "
+            f"promnesia POST /visits, the first {len(asked)} of the same pages: "
+            f"p50 {vp[0]:.2f} p95 {vp[1]:.2f} p99 {vp[2]:.2f} ms; "
             f"page-match {vp[0] / mp[0]:.1f}x faster at p50, {vp[1] / mp[1]:.1f}x at p95, {vp[2] / mp[2]:.1f}x at p99"
         )
 
