@@ -1,5 +1,5 @@
 """Capture matching: `captures.plan()` on 2,000 incoming turns against 20,000 stored ones (none
-shared: the pushState case of issue 15 item 10), beside a same-run baseline that is the floor of
+shared: the pushState case: one conversation per page), beside a same-run baseline that is the floor of
 any matcher — building the lookup dicts of the stored turns and probing them once per incoming
 turn.
 

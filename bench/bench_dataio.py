@@ -5,7 +5,8 @@ store, backup time for the same store — each beside a same-run baseline.
     .venv/bin/python bench/bench_dataio.py --items 1000000  # the 1M store of bench_memory (slow to build)
 
   import   `import-chats` (parse, batches over HTTP, the server's writers) on
-           ../shared/reference/exports/chatgpt-2023/conversations.json, in messages/s; baseline:
+           ../shared/reference/exports/chatgpt-2023/conversations.json and on a copy of it
+           --copies times over (default 20), in messages of the file per second; baseline:
            the same messages inserted with bare sqlite3 (INSERT_FACT, FTS triggers, one
            transaction) into a fresh database — the floor of storing them.
   export   `wherefrom export --format json` and `--format markdown` (a subprocess, as a person
@@ -33,12 +34,13 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_memory import build, migrate  # noqa: E402
 
-from server.dataio import chats, cli_import  # noqa: E402
-from server.dataio.cli_backup import backup  # noqa: E402
-from server.dataio.client import Client  # noqa: E402
+from server.commands import import_chats  # noqa: E402
+from server.commands.client import Client  # noqa: E402
+from server.dataio import chats  # noqa: E402
+from server.dataio.backup import backup  # noqa: E402
 from server.memory.facts import INSERT_FACT, fact_row  # noqa: E402
 from server.provenance import stamp  # noqa: E402
-from tests.server_process import ServerProcess  # noqa: E402
+from testkit.server_process import ServerProcess  # noqa: E402
 
 EXPORT = REPO.parent / "shared" / "reference" / "exports" / "chatgpt-2023" / "conversations.json"
 
@@ -55,20 +57,40 @@ def wherefrom(server: ServerProcess, *args: str) -> float:
     return time.perf_counter() - t0
 
 
-def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
+def copies(path: Path, n: int, tmp: Path) -> Path:
+    """The export `n` times over, each copy's conversation and message ids made its own (a
+    bigger file of the same shape: n x 192 conversations, n x 1,560 messages)."""
+    if n == 1:
+        return path
+    data = json.loads(path.read_text("utf-8"))
+    out = []
+    for k in range(n):
+        for conv in data:
+            text = json.dumps(conv)
+            for nid in conv["mapping"]:
+                text = text.replace(f'"{nid}"', f'"{nid}-{k}"')
+            out.append({**json.loads(text), "id": f"{conv['id']}-{k}"})
+    target = tmp / f"conversations-x{n}.json"
+    target.write_text(json.dumps(out), "utf-8")
+    return target
+
+
+def bench_import(tmp: Path, n_copies: int = 1) -> list[tuple[str, float, str]]:
     if not EXPORT.exists():
         return [("import: skipped (no ../shared/reference export)", 0.0, "")]
-    server = ServerProcess(tmp / "import-data").start()
+    source = copies(EXPORT, n_copies, tmp)
+    server = ServerProcess(tmp / f"import-data-{n_copies}").start()
     try:
         t0 = time.perf_counter()
-        parsed = chats.read_file(EXPORT)
-        client = Client(argparse.Namespace(data_dir=server.data_dir, port=server.port))
-        cli_import.run(client, parsed)
+        parsed = chats.read_file(source)
+        client = Client(server.port, server.data_dir, timeout=import_chats.TIMEOUT)
+        import_chats.run(client, parsed)
         ours = time.perf_counter() - t0
     finally:
         server.stop()
     n = parsed.messages
-    db = tmp / "bare-import.db"
+    in_file = n + sum(parsed.skipped.values())
+    db = tmp / f"bare-import-{n_copies}.db"
     migrate(db)
     t0 = time.perf_counter()
     con = sqlite3.connect(db)
@@ -80,7 +102,7 @@ def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
                 "VALUES (:site, :source_url, :source_host, :source_ref, :now, :now)",
                 {"site": c["site"], **prov.columns(), "now": c["created_at"] or 0},
             )
-            for pos, t in enumerate(c["turns"]):
+            for t in c["turns"]:
                 con.execute(
                     INSERT_FACT,
                     fact_row(
@@ -92,16 +114,18 @@ def bench_import(tmp: Path) -> list[tuple[str, float, str]]:
                         granularity=t["granularity"],
                         now=t["valid_at"],
                         conversation_id=cur.lastrowid,
-                        position=pos,
+                        position=t["position"],
                         role=t["role"],
                         native_id=t["native_id"],
+                        markdown=t.get("markdown"),
+                        shown=t.get("shown", True),
                     ),
                 )
     con.close()
     bare = time.perf_counter() - t0
     return [
-        (f"import-chats, {n} messages", ours, f"{n / ours:8.0f} msg/s"),
-        ("  baseline: bare sqlite3 inserts", bare, f"{n / bare:8.0f} msg/s"),
+        (f"import-chats x{n_copies}, {in_file} messages ({n} kept)", ours, f"{in_file / ours:8.0f} msg/s"),
+        ("  baseline: bare sqlite3 inserts of the kept ones", bare, f"{in_file / bare:8.0f} msg/s"),
     ]
 
 
@@ -160,10 +184,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=100_000)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--copies", type=int, default=20, help="also import the real export this many times over")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="wf-bench-dataio-"))
     try:
-        rows: list[tuple[str, float, Any]] = bench_import(tmp) + bench_store(tmp, args.items)
+        rows: list[tuple[str, float, Any]] = bench_import(tmp) + bench_import(tmp, args.copies)
+        rows += bench_store(tmp, args.items)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

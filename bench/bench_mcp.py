@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bench_memory import build, pct, prose_queries  # noqa: E402
-from tests.server_process import ServerProcess  # noqa: E402
+from testkit.server_process import ServerProcess  # noqa: E402
 
 LIMIT = 10  # search_memory's default
 

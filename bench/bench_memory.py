@@ -10,7 +10,7 @@ The store is generated directly with sqlite3 through the memory writers' own SQL
 (server.memory.facts.INSERT_FACT + fact_row + provenance.stamp), so rows, indexes and FTS
 are shaped as the server writes them. Hosts follow a Zipf-like spread (a few huge sites, a
 long tail), pages per host likewise, 1-12 facts per page; 60% chat turns in conversations,
-25% notes, 15% clips. Targets at 1M (issue 3): probe p99 <= 2 ms, page-match p99 <= 15 ms,
+25% notes, 15% clips. Targets at 1M (the memory's speed targets): probe p99 <= 2 ms, page-match p99 <= 15 ms,
 prose search p95 <= 30 ms, server RSS <= 150 MB.
 """
 
@@ -59,7 +59,7 @@ from server.memory.search import (  # noqa: E402
 from server.provenance import Provenance, stamp  # noqa: E402
 from server.searchtext import STOP_WORDS, fts_queries, match_all, match_any, term_match, terms  # noqa: E402
 from server.store.db import _statements, migration_files  # noqa: E402
-from tests.server_process import free_port  # noqa: E402
+from testkit.server_process import free_port  # noqa: E402
 
 TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
 BIG_SITES = [

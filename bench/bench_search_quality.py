@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from server.urls import normalise_url  # noqa: E402
-from tests.server_process import ServerProcess  # noqa: E402
+from testkit.server_process import ServerProcess  # noqa: E402
 
 REFERENCE = REPO.parent / "shared" / "reference"
 QUERIES = Path(__file__).with_name("search_queries.json")

@@ -2,11 +2,11 @@
 
     .venv/bin/python bench/capture_latency.py [--runs 10] [--site SITE]
 
-Uses the farm harness (e2e/harness): its own companion server, Chromium with the real extension,
+Uses the farm harness (testkit/farm): its own companion server, Chromium with the real extension,
 the site on `collect`, page memory on. For every streaming fixture scenario (fixtures/sites/*
 with the "streaming" feature) it opens the page `--runs` times, each time under a fresh
 conversation URL of the same shape, and measures from the moment the page's streaming signal
-ends (fixtures/_lib/stream.js finishes: stop button gone / data-is-streaming="false", stamped
+ends (fixtures/sites/_lib/stream.js finishes: stop button gone / data-is-streaming="false", stamped
 in the page with Date.now()) to the first GET /api/conversations (polled every 20 ms) whose
 last turn is the settled reply. Reported: p50/p95/max per scenario and overall, against the
 1.5 s p95 target, and as a ratio to this run's floor — a direct POST /api/captures followed by
@@ -31,9 +31,12 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from e2e.harness.checks import collapse  # noqa: E402
-from e2e.harness.farm import Farm  # noqa: E402
-from e2e.sites import Fixture, catalog  # noqa: E402
+from testkit.farm.farm import Farm  # noqa: E402
+from testkit.sites import (  # noqa: E402
+    Fixture,
+    catalog,
+    collapse,  # noqa: E402
+)
 
 TARGET_P95_S = 1.5
 POLL_S = 0.02
@@ -66,7 +69,7 @@ async def one_run(farm: Farm, fx: Fixture) -> float | None:
     url = fresh_url(fx)
     run_fx = dataclasses.replace(fx, url=url)
     final = collapse(fx.expected["turns"][-1]["text"])
-    from e2e.sites import route_fixture
+    from testkit.sites import route_fixture
 
     await route_fixture(farm.browser.context, run_fx)
     page = await farm.browser.new_page()

@@ -50,7 +50,7 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from tests.server_process import ServerProcess  # noqa: E402 - after the path is set
+from testkit.server_process import ServerProcess  # noqa: E402 - after the path is set
 
 HTML_DIR = REPO.parent / "shared" / "reference" / "extraction" / "html"
 OUT = REPO / "bench" / "out" / "load.json"
@@ -150,7 +150,7 @@ def page_url(rng: random.Random, hosts: list[tuple[str, float, str | None]] = HO
 
 
 class Server(ServerProcess):
-    """Our server as a subprocess (tests/server_process.py: pid and data dir checked), with the
+    """Our server as a subprocess (testkit/server_process.py: pid and data dir checked), with the
     test-only private fetch on so add_url can reach the page server on loopback."""
 
     def __init__(self, data_dir: Path) -> None:

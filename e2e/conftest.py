@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from e2e.harness import report
-from e2e.harness.browser import EXTENSION_DIR
-from e2e.harness.farm import Farm
-from tests import processes
+from testkit import processes
+from testkit.farm import report
+from testkit.farm.browser import EXTENSION_DIR
+from testkit.farm.farm import Farm
 
 _SESSION_T0: list[float] = []
 
@@ -28,7 +28,7 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from e2e.harness.real_pages import describe_expected_failures
+    from testkit.farm.real_pages import describe_expected_failures
 
     return [describe_expected_failures()]
 
@@ -45,8 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--shard",
         default=None,
         metavar="K",
-        help="run only shard K of the farm (the sites e2e/harness/shards.json gives it; "
-        "`python -m e2e.harness.shards show` lists them)",
+        help="run only shard K of the farm (the sites testkit/farm/shards.json gives it; "
+        "`python -m testkit.farm.shards show` lists them)",
     )
 
 
@@ -64,7 +64,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if tr is not None:
             tr.write_line(f"farm: site health matrix in {path} (and health.html)")
             tr.write_line(matrix["line"])
-            from e2e.harness.real_pages import describe_expected_failures
+            from testkit.farm.real_pages import describe_expected_failures
 
             tr.write_line(f"farm: {describe_expected_failures()}")
         # a whole-farm run where a cell never ran is not green: silence is not "passed"
@@ -94,7 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
     shard = _shard(config)
     if shard is not None:
-        from e2e.harness import shards
+        from testkit.farm import shards
 
         _, dropped = shards.select(farm_items, shards.load(), shard)
         if dropped:
@@ -179,15 +179,20 @@ async def playwright_driver() -> AsyncIterator[Any]:
 async def make_farm(
     request: pytest.FixtureRequest, health: dict[str, Any], playwright_driver: Any
 ) -> AsyncIterator[Callable[..., Awaitable[Farm]]]:
-    """make_farm(ext_dir=..., viewport=...) -> a started Farm; every farm made is stopped at
-    teardown."""
+    """make_farm(ext_dir=..., viewport=..., others=(more extension dirs,)) -> a started Farm; every
+    farm made is stopped at teardown."""
     farms: list[Farm] = []
     pw = playwright_driver
     tmp = Path(tempfile.mkdtemp(prefix="wf-farm-"))
 
-    async def make(ext_dir: Path = EXTENSION_DIR, tag: str = "", viewport: dict[str, int] | None = None) -> Farm:
+    async def make(
+        ext_dir: Path = EXTENSION_DIR,
+        tag: str = "",
+        viewport: dict[str, int] | None = None,
+        others: tuple[Path, ...] = (),
+    ) -> Farm:
         name = safe_name(request.node.nodeid) + (f"-{tag}" if tag else "")
-        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport)
+        farm = Farm(pw, tmp / f"farm{len(farms)}", name, ext_dir, viewport, others)
         farms.append(farm)
         await farm.start()
         health.setdefault("start_s", farm.timings.get("start_s"))

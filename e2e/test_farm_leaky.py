@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e.harness.browser import EXTENSION_DIR
-from e2e.harness.phase_a import OTHER_HTML, OTHER_URL, Variant, memory_off, route_html, site_off
+from testkit.farm.browser import EXTENSION_DIR
+from testkit.farm.phase_a import OTHER_HTML, OTHER_URL, Variant, memory_off, route_html, site_off
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -59,7 +59,7 @@ def leaky_copy(dest: Path, leak: str) -> Path:
 
 
 def first_fixture():
-    from e2e.sites import catalog
+    from testkit.sites import catalog
 
     fxs = catalog()
     if not fxs:

@@ -18,9 +18,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.harness.checks import collapse
-from e2e.harness.selection import site_filter
-from e2e.sites import Fixture, _load, catalog, read_meta
+from testkit.farm.selection import site_filter
+from testkit.sites import Fixture, _load, catalog, collapse, read_meta
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.harness.browser import dump
-from e2e.harness.phase_a import route_html
-from e2e.harness.report import REPORT_DIR
+from testkit.farm.browser import dump
+from testkit.farm.phase_a import route_html
+from testkit.farm.report import REPORT_DIR
 
 pytestmark = [pytest.mark.farm]
 

@@ -2,14 +2,14 @@
 
 One browser and one server per site, three observation windows in turn — memory_off, site_off,
 sensitive — each its own row in the health matrix, each checked even when an earlier one failed.
-What each window does and checks is described in e2e/harness/phase_a.py and docs/testing.md.
+What each window does and checks is described in testkit/farm/phase_a.py and docs/testing.md.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from e2e.harness.phase_a import (
+from testkit.farm.phase_a import (
     OTHER_HTML,
     OTHER_URL,
     Variant,
@@ -18,8 +18,8 @@ from e2e.harness.phase_a import (
     sensitive,
     site_off,
 )
-from e2e.harness.selection import per_site_params
-from e2e.harness.server import FarmError
+from testkit.farm.selection import per_site_params
+from testkit.farm.server import FarmError
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 

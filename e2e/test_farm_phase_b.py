@@ -17,11 +17,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.harness.browser import dump
-from e2e.harness.checks import collapse
-from e2e.harness.farm import P_INSERT
-from e2e.harness.report import REPORT_DIR
-from e2e.harness.selection import per_fixture_params
+from testkit.farm.browser import dump
+from testkit.farm.farm import P_INSERT
+from testkit.farm.report import REPORT_DIR
+from testkit.farm.selection import per_fixture_params
+from testkit.sites import collapse
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 

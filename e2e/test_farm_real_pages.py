@@ -5,7 +5,7 @@ The folder (default ../shared/reference/real-dom/, or WF_REAL_PAGES=<dir>) holds
 (every other request of the page is refused inside the browser), the extension runs in `collect`,
 and what the server stored is compared with the transcript. The result goes to the health matrix.
 
-The real-page corpus is a gate (issue 11): a page whose host the registry claims must be captured
+The real-page corpus is a gate: a page whose host the registry claims must be captured
 exactly — turn count, roles, order and whitespace-collapsed text (a second reading only where the
 transcript's notes allow it, e2e/real_pages_readings.json) — and a complete capture records no
 selector miss. A page may fail only when e2e/real_pages_expected_failures.json lists it with a
@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from e2e.harness import real_pages
-from e2e.harness.blocks import score
-from e2e.harness.checks import collapse
-from e2e.sites import site_for_url
+from testkit.farm import real_pages
+from testkit.farm.blocks import score
+from testkit.registry import site_for_url
+from testkit.sites import collapse
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -61,7 +61,7 @@ def pages() -> list[Any]:
 
 
 def registry_site(url: str) -> str | None:
-    """The chat site of a saved page's URL: the extension's one matcher (e2e/sites.py site_for_url,
+    """The chat site of a saved page's URL: the extension's one matcher (testkit/registry.py site_for_url,
     the twin of extension/shared/sites.js), by match pattern."""
     try:
         return site_for_url(url)
@@ -154,7 +154,7 @@ async def test_real_page_capture(page_case, make_farm, health):
     health["turns_expected"] = len(data.get("turns", []))
     stored: list[dict[str, Any]] = []
     got, misses, injected = await capture_real_page(make_farm, html_path, data, stored)
-    # the structure kept (issue 12): each turn's Markdown scored against the transcript's blocks
+    # the structure kept (turns as Markdown): each turn's Markdown scored against the transcript's blocks
     scored = score(data.get("turns", []), stored)
     if scored["total"]:
         health["blocks"] = scored["blocks"]

@@ -1,5 +1,5 @@
 """Two tiny shards run for real, then merged: the shard selection, each shard's matrix and the
-merge command work on what a real run writes (the cheap proofs are in tests/test_farm_shards.py).
+merge command work on what a real run writes (the cheap proofs are in tests/testkit/test_farm_shard_plan.py).
 
 A plan of two shards (the first and the last site with one scenario, one in each) is written to a temp file;
 each shard runs Phase B of its one site (`SITE=` keeps it to one scenario) as a separate pytest
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from e2e.harness import shards
-from e2e.sites import SITES, catalog
+from testkit.farm import shards
+from testkit.sites import SITES, catalog
 
 pytestmark = [pytest.mark.farm, pytest.mark.slow]
 
@@ -66,7 +66,7 @@ async def test_two_real_shards_merge(tmp_path: Path, health: dict[str, Any]) -> 
         [
             sys.executable,
             "-m",
-            "e2e.harness.merge_health",
+            "testkit.farm.merge_health",
             str(tmp_path / "merged"),
             *(str(tmp_path / f"health-{s}.json") for s in PICKS),
         ],

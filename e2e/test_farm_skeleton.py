@@ -1,4 +1,4 @@
-"""The farm's skeleton (issue 2 item 6): Chromium + the unpacked extension + an isolated server,
+"""The farm's skeleton: Chromium + the unpacked extension + an isolated server,
 and a request from the service worker that reaches that server — seen by the tap and answered by
 the server with its own pid."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.harness.browser import EXTENSION_ID, EXTENSION_ORIGIN
+from testkit.farm.browser import EXTENSION_ID, EXTENSION_ORIGIN
 
 PAGE = "https://wf-control.example/page"
 
@@ -105,7 +105,7 @@ async def test_the_tap_never_forwards_to_a_strangers_port(farm, health):
     recorded, refused and reported — never reached."""
     import socket
 
-    from e2e.harness.checks import violations
+    from testkit.farm.checks import violations
 
     health.update(site="_farm", phase="other", variant="stranger-port")
     stranger = socket.socket()

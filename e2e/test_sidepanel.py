@@ -1,7 +1,7 @@
 """The side panel with the real extension and a real companion server.
 
 The panel page is opened as a tab (chrome-extension://<id>/sidepanel/index.html?tabId=N, N being
-the web tab it is about). Every test gets its own farm from the harness (e2e/harness): its own
+the web tab it is about). Every test gets its own farm from the harness (testkit/farm): its own
 server (own data dir and port, checked to be ours), its own Chromium profile with the extension,
 forced through the wire tap. Screenshots of each view go to e2e/report/screenshots/.
 
@@ -21,10 +21,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
-from e2e.harness.browser import Browser
-from e2e.harness.report import REPORT_DIR
-from e2e.harness.server import CompanionServer
-from tests.server_process import free_port
+from testkit.farm.browser import Browser
+from testkit.farm.report import REPORT_DIR
+from testkit.farm.server import CompanionServer
+from testkit.server_process import free_port
 
 SHOTS = REPORT_DIR / "screenshots"
 VIEWPORT = {"width": 420, "height": 860}

@@ -1,7 +1,7 @@
 """The side panel's Search, Conversation and Library views, with the real server and extension,
 plus screenshots and axe-core over every view and state.
 
-Each test gets its own farm (tap, server, Chromium with the extension; e2e/harness). Data is
+Each test gets its own farm (tap, server, Chromium with the extension; testkit/farm). Data is
 written straight to the server (harness calls), then read back through the panel as a person
 would: typing in the search box, arrows and Enter, the buttons of each view.
 
@@ -26,10 +26,10 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page
 
-from e2e.harness.browser import REPO, Browser
-from e2e.harness.report import REPORT_DIR
-from e2e.harness.server import CompanionServer, FarmError
 from e2e.test_sidepanel import PAGE_HTML, pair_and_accept, panel_of, web_tab
+from testkit.farm.browser import REPO, Browser
+from testkit.farm.report import REPORT_DIR
+from testkit.farm.server import CompanionServer, FarmError
 
 SHOTS = REPORT_DIR / "screenshots" / "views"
 AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
@@ -365,20 +365,43 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     async with panel.expect_download() as dl_info:
         await panel.click("#conv-save")
     download = await dl_info.value
-    assert download.suggested_filename == "walnut-storage.md"
+    # the server's one renderer names and writes the file: the same bytes as the export's
+    status, rendered = await server.call("GET", "/api/conversations/markdown", params={"url": CHAT_URL})
+    assert status == 200, rendered
+    assert download.suggested_filename == rendered["file_name"]
+    assert re.fullmatch(r"walnut-storage-[0-9a-f]{12}\.md", download.suggested_filename), download.suggested_filename
     saved_path = tmp_path / download.suggested_filename
     await download.save_as(saved_path)
     saved = saved_path.read_text("utf-8")
-    assert saved == copied, "copy and save give the same Markdown"
+    assert saved == copied == rendered["markdown"], "copy and save give the server's Markdown"
     front, body = saved.split("---\n")[1], saved.split("---\n", 2)[2]
     meta = dict(line.split(": ", 1) for line in front.strip().splitlines())
-    conv = (await server.call("GET", "/api/conversations", params={"url": CHAT_URL}))[1]
-    assert meta["title"] == '"Walnut storage"' and meta["url"] == f'"{CHAT_URL}"' and meta["site"] == '"chatgpt"'
-    captured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(conv["captured_at"])))
-    assert meta["captured"] == f'"{captured}"'
+    assert meta["title"] == '"Walnut storage"' and meta["source"] == f'"{CHAT_URL}"' and meta["site"] == '"chatgpt"'
+    assert re.fullmatch(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"', meta["updated"]), meta
     positions = [body.index(t) for _, t in TURNS]
     assert positions == sorted(positions), "turns in order"
-    assert body.count("## You") == 2 and body.count("## Assistant") == 2
+    assert body.count("## User · ") == 2 and body.count("## Assistant · ") == 2
+
+    # the last reply regenerated on the site: "2 of 2" in its place, the first one a click away
+    regenerated = [{"role": r, "text": t} for r, t in TURNS[:3]] + [{"role": "assistant", "text": "Half a year."}]
+    status, answer = await server.call(
+        "POST",
+        "/api/captures",
+        json_body={"url": CHAT_URL, "title": "Walnut storage", "site": "chatgpt", "turns": regenerated},
+    )
+    assert status == 200 and answer["versions"] == 1, answer
+    await panel.click("nav [data-view=memory]")
+    await panel.click("#open-conversation")
+    last = "#conv-turns li.turn >> nth=3"
+    await panel.wait_for_selector(f"{last} >> .version-label")
+    assert await panel.locator("#conv-turns li.turn").count() == 4, "a version, not a turn after it"
+    assert await panel.inner_text(f"{last} >> .version-label") == "2 of 2"
+    assert "Half a year." in await panel.inner_text(f"{last} >> .turn-version")
+    await panel.click(f"{last} >> .version-prev")
+    assert await panel.inner_text(f"{last} >> .version-label") == "1 of 2 (shown: 2)"
+    assert TURNS[3][1] in await panel.inner_text(f"{last} >> .turn-version")
+    await tour(panel, "23-conversation-versions", problems)
+    assert not problems, problems
 
 
 async def test_library_delete_waits_for_undo_then_reaches_the_server(browser: Browser, server: CompanionServer) -> None:

@@ -8,8 +8,10 @@ required, items, enum, minLength/maxLength (characters), minimum/maximum, maxIte
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from server import appkeys
-from server.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from server.errors import BadRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType
 
 Json = dict[str, Any]
 Handler = Callable[[web.Request, Json, Json], Awaitable[Any]]
@@ -105,22 +107,29 @@ async def read_json(request: web.Request, max_body: int) -> Json:
     except UnicodeDecodeError:
         raise BadRequest("body is not valid UTF-8", code="bad_json") from None
     try:
-        value = json.loads(text)
+        value = strict_json(text)
     except (ValueError, RecursionError):
         raise BadRequest("body is not valid JSON", code="bad_json") from None
-    if _depth(value) > MAX_DEPTH:
+    if json_depth(value) > MAX_DEPTH:
         raise BadRequest("JSON nested too deeply", code="bad_json")
     if not isinstance(value, dict):
         raise BadRequest("body must be a JSON object", code="bad_json")
     return value
 
 
+BODY_IDLE_SECONDS = 30.0  # a body that sends nothing for this long is given up (408, connection closed)
+
+
 async def read_capped(request: web.Request, max_body: int) -> bytes:
-    """The whole body, or 413 as soon as it passes `max_body` (chunked bodies included)."""
+    """The whole body, or 413 as soon as it passes `max_body` (chunked bodies included), or 408
+    when it stops arriving for BODY_IDLE_SECONDS (a half-sent body never holds a handler)."""
     parts: list[bytes] = []
     total = 0
     while True:
-        chunk = await request.content.read(64 * 1024)
+        try:
+            chunk = await asyncio.wait_for(request.content.read(64 * 1024), BODY_IDLE_SECONDS)
+        except TimeoutError:
+            raise RequestTimeout(f"the body stopped arriving for {BODY_IDLE_SECONDS:g} s") from None
         if not chunk:
             return b"".join(parts)
         total += len(chunk)
@@ -129,7 +138,16 @@ async def read_capped(request: web.Request, max_body: int) -> bytes:
         parts.append(chunk)
 
 
-def _depth(value: Any) -> int:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(text: str) -> Any:
+    """json.loads without Python's extensions: NaN, Infinity and -Infinity are refused (ValueError)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def json_depth(value: Any) -> int:
     depth, stack = 0, [(value, 1)]
     while stack:
         item, d = stack.pop()
@@ -165,6 +183,8 @@ def validate(value: Any, schema: Json, where: str) -> None:
         )
         if not ok:
             raise BadRequest(f"{where} must be {' or '.join(names)}", code="bad_type", field=where)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadRequest(f"{where} must be a finite number", code="bad_value", field=where)
     if "enum" in schema and value not in schema["enum"]:
         raise BadRequest(f"{where} must be one of {schema['enum']}", code="bad_value", field=where)
     if isinstance(value, str):

@@ -27,17 +27,25 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[appkeys.SETTINGS]
     create_private(settings.db_path)  # 0600 before SQLite opens it: its -wal and -shm inherit that
     store = await Store.open(settings.db_path)
-    _secure(settings)  # the -wal and -shm SQLite just made (or an older version left)
-    app[appkeys.STORE] = store
-    app[appkeys.POLICY] = await visibility.govern(store)
-    log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
+    try:
+        _secure(settings)  # the -wal and -shm SQLite just made (or an older version left)
+        app[appkeys.STORE] = store
+        app[appkeys.POLICY] = await visibility.govern(store)
+        log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
+    except BaseException:
+        await store.close()  # its connection threads would keep a failed start from exiting
+        raise
     yield
     await store.close()
 
 
 # The request line must hold the longest query a route accepts (search text, page URL + title),
 # percent-encoded, so that an over-long one reaches the route's own limit and its JSON 413.
-HANDLER_ARGS = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
+# A connection that holds no complete request for IDLE_SECONDS (idle, or half a request sent:
+# aiohttp arms the timer when the connection opens and after every answer) is closed; a body
+# that stops arriving is server.api's BODY_IDLE_SECONDS.
+IDLE_SECONDS = 30.0
+HANDLER_ARGS = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024, "keepalive_timeout": IDLE_SECONDS}
 
 
 def _secure(settings: Settings) -> None:

@@ -8,6 +8,7 @@
     ├── NotFound (404)
     ├── MethodNotAllowed (405)
     ├── Conflict (409)              e.g. an expired forget confirmation
+    ├── RequestTimeout (408)        a body that stops arriving
     ├── PayloadTooLarge (413)
     ├── UnsupportedMediaType (415)
     ├── UnprocessableContent (422)  valid request, content we cannot use (non-HTML page)
@@ -69,6 +70,11 @@ class MethodNotAllowed(ApiError):
 class Conflict(ApiError):
     status = 409
     code = "conflict"
+
+
+class RequestTimeout(ApiError):
+    status = 408
+    code = "request_timeout"
 
 
 class PayloadTooLarge(ApiError):

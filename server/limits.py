@@ -10,6 +10,8 @@ TURNS = 2_000  # turns in one capture
 PAGE_HTML_CHARS = 5_000_000  # "Add this page": the page's HTML
 PAGE_TEXT_CHARS = 1_000_000  # "Add this page": the page's text
 TITLE_CHARS = 2_000  # a page title as a client sends it (stored shorter, cut, never refused)
+STORED_TITLE_CHARS = 500  # a title as stored, whoever gave it (a client, a page's <title>, a file)
+STORED_META_CHARS = 300  # a page's author, site name, declared date or language as stored (cut)
 FORGET_CONFIRM_SECONDS = 8.0  # a forget confirmation's lifetime
 
 

@@ -24,6 +24,12 @@ class Provenance:
         return dataclasses.asdict(self)
 
 
+def restamp(prov: Provenance, ref: str | None) -> Provenance:
+    """The same (already stamped) page with another title or native id (capped): what `stamp`
+    would give for its URL, without normalising it again (a thread of 1,000 turns, one page)."""
+    return dataclasses.replace(prov, source_ref=cap((ref or "").strip(), MAX_REF_CHARS, ellipsis=True))
+
+
 def stamp(url: str, ref: str | None) -> Provenance:
     """Normalise `url` and pair it with its host and a title or native id (capped)."""
     source_url = normalise_url(url)

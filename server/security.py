@@ -30,7 +30,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except ApiError as err:
-        return web.json_response(err.body(), status=err.status)
+        resp = web.json_response(err.body(), status=err.status)
+        if err.status == 408:  # a body that stopped arriving: what is left of it is never read
+            resp.force_close()
+        return resp
     except web.HTTPNotFound:
         return web.json_response(NotFound("no such route").body(), status=404)
     except web.HTTPMethodNotAllowed:

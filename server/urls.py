@@ -160,6 +160,40 @@ def is_ip_literal(host: str) -> bool:
         return False
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """THE rule for the IPv4 address an IPv6 address carries (the site-mode resolver and the
+    fetcher's address check both judge such an address as that IPv4; extension/shared/urls.js
+    embeddedIPv4 is the same rule): mapped ::ffff:a.b.c.d, 6to4 2002:AABB:CCDD::, NAT64
+    64:ff9b::a.b.c.d, IPv4-compatible ::a.b.c.d (any address in ::/96 but :: and ::1, so ::2 is
+    0.0.0.2: local, as 0.0.0.0/8 is); None otherwise. A Teredo address (2001:0::/32) is judged as
+    itself: inside 2001::/23, not global, so local to both (its client's IPv4 would let one
+    through whenever that client is public)."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if int(ip) >> 32 == 0 and int(ip) > 1:
+        return ipaddress.IPv4Address(int(ip))
+    return None
+
+
+def mapped_ipv4_spelling(host: str) -> str | None:
+    """The IPv4 literal an IPv4-mapped IPv6 host spells (`[::ffff:102:304]` -> `1.2.3.4`), so a
+    rule on an IPv4 address also covers it; None for any other host."""
+    if not host.startswith("["):
+        return None
+    try:
+        ip = ipaddress.IPv6Address(host[1:-1])
+    except ValueError:
+        return None
+    return str(ip.ipv4_mapped) if ip.ipv4_mapped is not None else None
+
+
 def host_parents(host: str) -> list[str]:
     """host itself, then each parent by whole labels: a.b.c -> [a.b.c, b.c, c]; an IP literal
     or '' only itself (or nothing)."""
@@ -182,7 +216,7 @@ def host_or_subdomain(host: str, parent: str) -> bool:
 def host_clause(column: str, param: str) -> str:
     """SQL for host_or_subdomain(<column>, :<param>), with `param` a named parameter holding a
     cleaned host. It agrees with host_or_subdomain on clean hosts (no clean IP literal ends in
-    '.' + another clean host), which tests/test_host_rule.py checks on the shared vectors."""
+    '.' + another clean host), which tests/vectors/test_host_rule.py checks on the shared vectors."""
     if not (column.replace(".", "").replace("_", "").isalnum() and param.replace("_", "").isalnum()):
         raise ValueError("host_clause takes a column name and a parameter name")
     p = f":{param}"

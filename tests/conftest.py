@@ -18,8 +18,8 @@ from server.app import create_app
 from server.serving import JsonErrorRunner
 from server.settings import Settings
 from server.store.db import Store, fts5_available
-from tests import processes
-from tests.server_process import free_port  # noqa: F401 - the one free-port helper, re-exported for tests
+from testkit import processes
+from testkit.server_process import free_port  # noqa: F401 - the one free-port helper, re-exported for tests
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO.parent / "shared" / "reference"
@@ -34,7 +34,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from e2e.harness.real_pages import describe_expected_failures
+    from testkit.farm.real_pages import describe_expected_failures
 
     return [
         f"sqlite {sqlite3.sqlite_version}, fts5: {'yes' if fts5_available() else 'NO'}",
@@ -49,7 +49,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for k in ("passed", "failed", "xfailed", "xpassed")
         for r in terminalreporter.stats.get(k, [])
     ):
-        from e2e.harness.real_pages import describe_expected_failures
+        from testkit.farm.real_pages import describe_expected_failures
 
         terminalreporter.write_line(describe_expected_failures())
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from unittest.mock import ANY
 
 import pytest
 
-from server.ages import DAY, INSTANT, age
+from server.ages import DAY, INSTANT, age, iso
 from tests.conftest import Api
 
 UTC = dt.UTC
@@ -30,7 +31,7 @@ NOW = dt.datetime(2026, 11, 29, 12, 30, tzinfo=UTC).timestamp()
     ],
 )
 def test_instant_labels(seconds_ago: int, label: str) -> None:
-    assert age(NOW - seconds_ago, INSTANT, now=NOW) == {"label": label, "granularity": "instant"}
+    assert age(NOW - seconds_ago, INSTANT, now=NOW) == {"label": label, "granularity": "instant", "at": ANY}
 
 
 def test_future_instant_is_just_now() -> None:
@@ -49,14 +50,14 @@ def test_future_instant_is_just_now() -> None:
 def test_day_labels(day: dt.date, label: str) -> None:
     for hour in (0, 12, 23):  # wherever in the day the value was stored
         valid_at = dt.datetime(day.year, day.month, day.day, hour, tzinfo=UTC).timestamp()
-        assert age(valid_at, DAY, now=NOW, tz=UTC) == {"label": label, "granularity": "day"}
+        assert age(valid_at, DAY, now=NOW, tz=UTC) == {"label": label, "granularity": "day", "at": ANY}
 
 
 def test_a_day_fact_written_30_minutes_ago_never_reads_18h() -> None:
     """The field report's defect: a daily-log fact at local midnight, read at 18:30."""
     now = dt.datetime(2026, 11, 29, 18, 30, tzinfo=UTC).timestamp()
     midnight = dt.datetime(2026, 11, 29, 0, 0, tzinfo=UTC).timestamp()
-    assert age(midnight, DAY, now=now, tz=UTC) == {"label": "today", "granularity": "day"}
+    assert age(midnight, DAY, now=now, tz=UTC) == {"label": "today", "granularity": "day", "at": ANY}
     assert age(midnight, INSTANT, now=now)["label"] == "18h"  # what the instant renderer would say
     written = now - 30 * 60
     assert age(written, DAY, now=now, tz=UTC)["label"] == "today"
@@ -78,10 +79,18 @@ async def test_day_note_end_to_end_reads_today_not_hours(api: Api) -> None:
     )
     assert status == 201
     _, s = await api.get("/api/search", params={"q": "daily log"})
-    assert s["results"][0]["age"] == {"label": "today", "granularity": "day"}
+    assert s["results"][0]["age"] == {"label": "today", "granularity": "day", "at": ANY}
     yesterday = (dt.date.today() - dt.timedelta(days=1)).isoformat()
     await api.post(
         "/api/notes", {"url": "https://log.example/2026", "title": "log", "text": "older entry", "valid_day": yesterday}
     )
     _, s = await api.get("/api/search", params={"q": "older entry"})
-    assert s["results"][0]["age"] == {"label": "yesterday", "granularity": "day"}
+    assert s["results"][0]["age"] == {"label": "yesterday", "granularity": "day", "at": ANY}
+
+
+def test_every_age_carries_its_iso_date_beside_the_label() -> None:
+    instant = age(NOW - 3 * 86400, INSTANT, now=NOW)
+    assert instant["label"] == "3d" and instant["at"] == iso(NOW - 3 * 86400)
+    assert dt.datetime.fromisoformat(instant["at"].replace("Z", "+00:00")).timestamp() == int(NOW - 3 * 86400)
+    day = age(NOW, DAY, now=NOW, tz=UTC)
+    assert day["at"] == dt.datetime.fromtimestamp(NOW, UTC).date().isoformat()

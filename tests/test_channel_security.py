@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from server.cli import main as cli_main
+from server.commands.main import main as cli_main
 from tests.conftest import Api
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.server_process import ServerProcess
+from testkit.server_process import ServerProcess
 
 pytestmark = pytest.mark.slow
 

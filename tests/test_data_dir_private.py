@@ -1,4 +1,4 @@
-"""Issue 15 item 5: under a normal umask (022) the data dir is 0700 and the database, its -wal
+"""The data dir is private: under a normal umask (022) the data dir is 0700 and the database, its -wal
 and -shm, and the token are 0600 — created so, and fixed at start when an older version (or a
 hand) left them readable."""
 
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from server.settings import Settings
+from server.store.schema_check import MIGRATIONS_TABLE
 from tests.conftest import running_api
 
 
@@ -65,7 +66,7 @@ async def test_a_readable_data_dir_is_fixed_at_start(settings: Settings) -> None
     os.chmod(data, 0o755)  # noqa: S103 - the readable dir an older version left
     con = sqlite3.connect(data / "wherefrom.db")
     con.execute("PRAGMA journal_mode=WAL")
-    con.execute("CREATE TABLE leftover(x)")
+    con.execute(MIGRATIONS_TABLE)  # an older version's file (anything else in it is refused at start)
     (data / "token").write_text("t" * 43 + "\n")
     os.chmod(data / "token", 0o644)
     assert mode(data / "wherefrom.db-wal") == 0o644  # control: left readable

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from server import appkeys
 from server.openapi import document
 from server.routes import route_apis
+from testkit.live_server import LiveServer
 from tests.conftest import free_port
-from tests.live_server import LiveServer
 
 OPS = [(path, method, op) for path, item in document(route_apis())["paths"].items() for method, op in item.items()]
 ITEM_TABLES_SQL = (
@@ -42,7 +42,7 @@ urlish = st.sampled_from(
         "not a url",
         "https://ex.com/" + "é" * 10,
         "https://[::1]/",
-        # issue 15: hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
+        # hosts the server must read as Chrome does (WHATWG), and hosts that cannot be cleaned
         "http://127。0。0。1:9/secret",
         "http://１２７.0.0.1/",
         "https://chase%2Ecom/",

@@ -585,7 +585,7 @@ async def test_names_that_resolve_to_loopback_are_refused_by_the_resolver(name: 
         await fetch.VettedResolver(allow_private=False).resolve(name, 80)
 
 
-# ---------------------------------------------------------------- issue 15: the host as the connection reads it
+# ---------------------------------------------------------------- the host as the connection reads it (WHATWG)
 
 LOOPBACK_SPELLINGS = [
     "127。0。0。1",  # ideographic full stops
@@ -761,7 +761,7 @@ async def test_control_a_public_page_redirecting_to_a_public_page_is_followed(ap
 @pytest.mark.usefixtures("public_stand_ins")
 @pytest.mark.parametrize("mode", ["off", "suggest", "collect"])
 async def test_a_redirect_to_a_host_that_is_not_collect_is_refused_before_it_is_requested(api: Api, mode: str) -> None:
-    """Issue 15 item 2: each hop's site mode is checked BEFORE the GET (collect is the control)."""
+    """Redirects are governed per hop: each hop's site mode is checked BEFORE the GET (collect is the control)."""
     seen: list[str] = []
 
     async def page(request: web.Request) -> web.Response:
@@ -810,7 +810,7 @@ async def test_an_ip_literal_is_vetted_at_connect_time_too(
         assert seen == []
 
 
-# ---------------------------------------------------------------- issue 15: raw bytes on the wire
+# ---------------------------------------------------------------- raw bytes on the wire
 
 
 async def wire(api: Api, request: bytes) -> tuple[int, str, bytes]:

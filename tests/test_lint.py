@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.conftest import skip_unless_optional
 
 REPO = Path(__file__).resolve().parent.parent
+PATHS = ("server", "tests", "bench", "e2e", "testkit", "scripts/gen_sites")
 
 
 def test_ruff_is_clean() -> None:
@@ -17,7 +18,7 @@ def test_ruff_is_clean() -> None:
     if not Path(ruff).exists():
         skip_unless_optional("ruff is not installed")
     out = subprocess.run(
-        [ruff, "check", "--output-format", "concise", "server", "tests", "bench", "e2e"],
+        [ruff, "check", "--output-format", "concise", *PATHS],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -33,7 +34,7 @@ def test_ruff_format_owns_the_layout() -> None:
     if not Path(ruff).exists():
         skip_unless_optional("ruff is not installed")
     out = subprocess.run(
-        [ruff, "format", "--check", "server", "tests", "bench", "e2e"],
+        [ruff, "format", "--check", *PATHS],
         cwd=REPO,
         capture_output=True,
         text=True,

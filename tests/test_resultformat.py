@@ -14,7 +14,7 @@ ITEM = {
     "source_url": "https://claude.ai/chat/4f1c",
     "source_host": "claude.ai",
     "source_ref": "Tomato blight",
-    "age": {"label": "3d", "granularity": "instant"},
+    "age": {"label": "3d", "granularity": "instant", "at": "2026-11-28T10:00:00Z"},
     "conversation_id": 2,
 }
 
@@ -27,12 +27,13 @@ def test_provenance_names_url_site_kind_title_and_age() -> None:
         "site": "claude.ai",
         "title": "Tomato blight",
         "age": "3d",
+        "date": "2026-11-28T10:00:00Z",
         "snippet": "Why do my tomato leaves turn yellow?",
         "role": "user",
         "conversation_id": 2,
     }
     assert item_line(1, ITEM) == (
-        "1. [turn (user)] Tomato blight — claude.ai, 3d\n"
+        "1. [turn (user)] Tomato blight — claude.ai, 3d (2026-11-28T10:00:00Z)\n"
         "   https://claude.ai/chat/4f1c\n   Why do my tomato leaves turn yellow?"
     )
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import build_parser
+from server.commands.main import build_parser
 from server.settings import DEFAULT_PORT, SETTINGS, Settings, default_data_dir
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,8 +7,10 @@ from one of them is checked: each item table it names (with its alias) must carr
 built by `visible(table, alias)` in the same SQL expression (an f-string field, or a module
 constant bound to a visible() call); a full-text table must be joined back to its content table
 in the same statement. The few readers that must see everything (forget counting what it will
-hide, a writer finding the row it updates) are listed below, each with its reason. A synthetic
-module of bad readers proves the check can fail.
+hide, a writer finding the row it updates) are listed below, each with its reason. The rule's
+one variant, `visible(table, alias, include_off=...)` (the export's --include-off: site mode not
+asked, forgotten rows still kept back), counts only in the readers listed in INCLUDE_OFF; anywhere
+else it is a bypass. A synthetic module of bad readers proves the check can fail.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ NOT_READERS = {
     "server/library/queries.py:count_for_host": "forget's dry run counts the documents it keeps, off or not",
     "server/memory/search.py:_COUNT_SQL": "counts FTS hits to choose a query plan; returns no item",
     "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
+    "server/memory/versions.py:write_thread": "the import writer matches a placed thread's turns to the stored ones",
     "server/memory/captures.py:conversation_row": "the capture writer finds the conversation row it updates",
     "server/memory/search.py:_CHUNK_COUNT_SQL": "whether the library holds a typed word (spelling); no item",
     "server/memory/search.py:_TERM_ROWIDS": "a term's rowids for the coverage count; _COVERED_SQL reads the rows",
@@ -42,6 +45,14 @@ NOT_READERS = {
     "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
+}
+
+
+# module:function -> why it may use visible(..., include_off=...): items of `off` sites only
+# when the person asks for them, never forgotten ones
+INCLUDE_OFF = {
+    f"server/dataio/export.py:{reader}": "the export's --include-off"
+    for reader in ("_total", "_conversations", "_facts", "_documents")
 }
 
 
@@ -102,24 +113,33 @@ def references(sql: str, tables: dict[str, str]) -> list[tuple[str, str]]:
     return out
 
 
-def _visible_call(node: ast.AST) -> tuple[str, str] | None:
+Mark = tuple[str, str, bool]  # (table, alias, the include_off variant)
+
+
+def _visible_call(node: ast.AST) -> Mark | None:
     if isinstance(node, ast.Call):
         f = node.func
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
         args = node.args
-        if name == "visible" and len(args) == 2 and all(isinstance(a, ast.Constant) for a in args):
-            return (str(args[0].value), str(args[1].value))  # type: ignore[attr-defined]
+        keywords = {k.arg for k in node.keywords}
+        if (
+            name == "visible"
+            and len(args) == 2
+            and all(isinstance(a, ast.Constant) for a in args)
+            and keywords <= {"include_off"}
+        ):
+            return (str(args[0].value), str(args[1].value), bool(keywords))  # type: ignore[attr-defined]
     return None
 
 
 class _Sql:
     """The text of a string expression and the visible() clauses inside it."""
 
-    def __init__(self, text: str, marks: set[tuple[str, str]]) -> None:
+    def __init__(self, text: str, marks: set[Mark]) -> None:
         self.text, self.marks = text, marks
 
 
-def _sql(node: ast.AST, constants: dict[str, tuple[str, str]]) -> _Sql | None:
+def _sql(node: ast.AST, constants: dict[str, Mark]) -> _Sql | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return _Sql(node.value, set())
     if isinstance(node, ast.JoinedStr):
@@ -150,10 +170,11 @@ def _visit(
     node: ast.AST,
     owner: str,
     module: str,
-    constants: dict[str, tuple[str, str]],
+    constants: dict[str, Mark],
     tables: dict[str, str],
     found: set[str],
     bad: set[str],
+    variant: set[str],
 ) -> None:
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return  # a docstring
@@ -168,26 +189,34 @@ def _visit(
                 content = tables[table]
                 if content != table:  # a full-text table (or view) must be joined back
                     ok = content in named
+                elif (table, alias, False) in sql.marks:
+                    ok = True
                 else:
-                    ok = (table, alias) in sql.marks
+                    ok = (table, alias, True) in sql.marks and where in INCLUDE_OFF
                 if not ok:
                     bad.add(where)
+            if any(mark[2] for mark in sql.marks):
+                variant.add(where)
         return
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-            _visit(child, child.name, module, constants, tables, found, bad)
+            _visit(child, child.name, module, constants, tables, found, bad, variant)
         elif isinstance(node, ast.Module) and isinstance(child, ast.Assign | ast.AnnAssign):
             targets = child.targets if isinstance(child, ast.Assign) else [child.target]
             name = next((t.id for t in targets if isinstance(t, ast.Name)), owner)
-            _visit(child, name, module, constants, tables, found, bad)
+            _visit(child, name, module, constants, tables, found, bad, variant)
         else:
-            _visit(child, owner, module, constants, tables, found, bad)
+            _visit(child, owner, module, constants, tables, found, bad, variant)
 
 
-def bypassing_readers(sources: dict[str, str], tables: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(readers found, readers that bypass the rule), each as 'module:function' (or :CONSTANT)."""
+def bypassing_readers(
+    sources: dict[str, str], tables: dict[str, str], variant: set[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(readers found, readers that bypass the rule), each as 'module:function' (or :CONSTANT);
+    `variant` collects the readers that use the include_off variant."""
     found: set[str] = set()
     bad: set[str] = set()
+    variant = set() if variant is None else variant
     for module, src in sources.items():
         tree = ast.parse(src)
         constants = {}
@@ -197,7 +226,7 @@ def bypassing_readers(sources: dict[str, str], tables: dict[str, str]) -> tuple[
                 if mark is not None:
                     constants[node.targets[0].id] = mark
 
-        _visit(tree, "<module>", module, constants, tables, found, bad)
+        _visit(tree, "<module>", module, constants, tables, found, bad, variant)
     return sorted(found), sorted(bad)
 
 
@@ -213,23 +242,26 @@ def test_the_item_tables_are_the_ones_the_rule_knows() -> None:
 
 
 def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
-    found, bad = bypassing_readers(server_sources(), item_tables())
+    variant: set[str] = set()
+    found, bad = bypassing_readers(server_sources(), item_tables(), variant)
     # the readers this test must see (so that it cannot pass by finding nothing)
     for reader in (
         "server/memory/pagematch.py:page_match",
         "server/memory/pagematch.py:page_probe",
         "server/memory/search.py:_RANK_ALL_SQL",
-        "server/memory/captures.py:conversation_turns",
+        "server/memory/threads.py:conversation_item",
         "server/library/queries.py:list_documents",
         "server/library/queries.py:get_document",
         "server/library/queries.py:search_chunks",
         "server/memory/activity_log.py:recent",
+        "server/dataio/export.py:_facts",
     ):
         assert reader in found, reader
     unexplained = [b for b in bad if b not in NOT_READERS]
     assert unexplained == [], f"readers of stored items that skip server.governance.visibility.visible(): {unexplained}"
     stale = [k for k in NOT_READERS if k not in bad]
     assert stale == [], f"listed as exceptions but no longer bypassing the rule: {stale}"
+    assert variant == set(INCLUDE_OFF), "the include_off variant is used exactly by the export readers listed"
 
 
 SYNTHETIC = {
@@ -261,6 +293,12 @@ async def good_fts(store):
         f"SELECT f.text FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid WHERE {visible('facts', 'f')}"
     )
 
+async def sneaky_include_off(store):
+    return await store.fetchall(f"SELECT f.text FROM facts f WHERE {visible('facts', 'f', include_off=True)}")
+
+async def sneaky_other_keyword(store):
+    return await store.fetchall(f"SELECT f.text FROM facts f WHERE {visible('facts', 'f', hosts=False)}")
+
 async def a_write(conn):
     await conn.execute("UPDATE facts SET invalid_at = 1 WHERE source_host = ?", ("a",))
 """,
@@ -272,8 +310,10 @@ def test_the_check_fails_on_readers_that_bypass_the_rule() -> None:
     assert bad == [
         "server/evil.py:FTS_ONLY",
         "server/evil.py:sneaky_concat",
+        "server/evil.py:sneaky_include_off",
         "server/evil.py:sneaky_list",
         "server/evil.py:sneaky_literal",
+        "server/evil.py:sneaky_other_keyword",
         "server/evil.py:sneaky_wrong_alias",
     ]
     assert {"server/evil.py:good", "server/evil.py:good_fts", "server/evil.py:GOOD_CONST_SQL"} <= set(found)

@@ -1,4 +1,4 @@
-"""Issue 15 item 12: a killed server leaves no process behind. A real server subprocess runs
+"""No orphan workers: a killed server leaves no process behind. A real server subprocess runs
 an extraction (so its worker process and multiprocessing's resource tracker exist: the
 positive control), is killed with SIGKILL, and within a few seconds none of its children
 is still running."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import processes
-from tests.server_process import ServerProcess
+from testkit import processes
+from testkit.server_process import ServerProcess
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -13,7 +13,7 @@ import { dropTracking } from '../shared/urls.js';
 import { mapMarkdownLinks } from '../shared/mdlinks.js';
 import '../shared/protocol.js';
 
-const P = /** @type {any} */ (globalThis).WherefromProtocol;
+const P = globalThis.WherefromProtocol;
 
 /**
  * The server's caps, from the policy snapshot it serves (server/limits.py owns them): what we send
@@ -115,7 +115,7 @@ export async function addPage(tab) {
 /**
  * content:capture-turns → POST /api/captures with url/title from sender.tab.
  * @param {chrome.tabs.Tab} tab
- * @param {{site: string, turns: {role: string, text: string, markdown?: string, native_id?: string}[], settled?: boolean}} payload
+ * @param {WfPayloads['content:capture-turns']} payload
  */
 export async function forwardCapture(tab, payload) {
   const g = await gate(tab.url);
@@ -147,7 +147,7 @@ export async function forwardCapture(tab, payload) {
  * @param {chrome.tabs.Tab} tab
  * The kind (`no_turns`, `missing_role`, `empty_turn`), the layouts tried and the URL's path
  * pattern come from the content script; never page text.
- * @param {{site: string, kind?: string, layouts?: string[], path?: string, detail?: string}} payload
+ * @param {WfPayloads['content:selector-miss']} payload
  */
 export async function recordSelectorMiss(tab, payload) {
   const d = await decide(tab.url);

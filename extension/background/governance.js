@@ -11,7 +11,7 @@ import { getLocal, setLocal, pageMemoryOn } from './store.js';
  * @typedef {{id: string, name?: string, hosts?: string[], matches: string[]}} SiteEntry
  */
 
-const Sites = /** @type {any} */ (globalThis).WherefromSites;
+const Sites = globalThis.WherefromSites;
 
 /** @type {Promise<unknown>} */
 let policyChain = Promise.resolve();
@@ -78,13 +78,6 @@ export async function loadContentFiles() {
   }
 }
 
-/** The host of a match pattern (`*.` removed), or '' for `<all_urls>`-like patterns. @param {string} pattern */
-export function patternHost(pattern) {
-  const m = /^(?:\*|https?):\/\/([^/]+)\//.exec(pattern);
-  if (!m || m[1] === '*') return '';
-  return m[1].replace(/^\*\./, '');
-}
-
 /**
  * Which match patterns of which sites get the capture script: only hosts resolving to `collect`,
  * only with page memory on.
@@ -98,7 +91,7 @@ export function wantedScripts(sites, policy, memoryOn) {
   if (!memoryOn || !policy) return wanted;
   for (const site of sites) {
     const matches = site.matches.filter((p) => {
-      const host = patternHost(p);
+      const host = Sites.patternHost(p);
       return host !== '' && resolve(host, policy).mode === 'collect';
     });
     if (matches.length) wanted.set(SCRIPT_PREFIX + site.id, matches);

@@ -2,26 +2,25 @@
 //
 // Decision: the server's DELETE /api/library/{id} removes a document for good (its chunks and
 // their index entries with it), so the undo window lives in the extension, not on the server.
-// The panel asks for a delete; the worker records {id: due} in chrome.storage.local (it survives
+// The panel asks for a delete; the worker records {id: due} in store.js `libraryPendingDeletes` (it survives
 // the panel closing and the worker being evicted) and sends the DELETE when it falls due — on
 // its timer, and before every library listing and at start-up for anything overdue. Undo within
 // the window drops the pending entry and nothing reaches the server. While a delete is pending,
 // the document is left out of the panel's library list.
 
 import { api, explain } from './server.js';
+import { getLocal, setLocal } from './store.js';
 
 export const UNDO_MS = 8000;
-const KEY = 'libraryPendingDeletes';
 
 /** @returns {Promise<Record<string, number>>} document id -> when its delete falls due (ms) */
 async function pending() {
-  const got = await chrome.storage.local.get(KEY);
-  return /** @type {Record<string, number>} */ (got[KEY] || {});
+  return (await getLocal(['libraryPendingDeletes'])).libraryPendingDeletes;
 }
 
 /** @param {Record<string, number>} value */
 async function save(value) {
-  await chrome.storage.local.set({ [KEY]: value });
+  await setLocal({ libraryPendingDeletes: value });
 }
 
 /** @param {number} id */

@@ -4,10 +4,10 @@
 import '../shared/protocol.js';
 import * as actions from './actions.js';
 import { refreshPolicy, syncContentScripts } from './governance.js';
-import { ALARM, flush } from './outbox.js';
-import { dispatch } from './messages.js';
+import { ALARM, flush, pending } from './outbox.js';
+import { connection, dispatch } from './messages.js';
 import { flushDeletes } from './library.js';
-import { pageMemoryOn } from './store.js';
+import { pageMemoryOn, removeSession, setSession } from './store.js';
 import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
 
 const MENU_SAVE_SELECTION = 'wherefrom-save-selection';
@@ -41,6 +41,7 @@ chrome.runtime.onInstalled.addListener(() =>
 
 chrome.runtime.onStartup.addListener(() =>
   guarded('onStartup', async () => {
+    if (await pageMemoryOn()) await connection(); // finds the server, or has the browser link start it
     const { changed } = await refreshPolicy();
     await syncContentScripts();
     if (changed) await refreshActiveTabs();
@@ -76,7 +77,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
 });
 
 chrome.tabs.onRemoved.addListener((tabId) =>
-  guarded('onRemoved', () => chrome.storage.session.remove(`notice:${tabId}`)),
+  guarded('onRemoved', () => removeSession(`notice:${tabId}`)),
 );
 
 chrome.contextMenus.onClicked.addListener((info, tab) =>
@@ -93,7 +94,7 @@ chrome.commands.onCommand.addListener((command, tab) => {
     // must run synchronously inside the user gesture, before any await
     if (tab && tab.windowId !== undefined) chrome.sidePanel.open({ windowId: tab.windowId }).catch(() => undefined);
     // the panel (opening now, or already open) shows the view asked for (sidepanel/panel.js)
-    if (command === 'open-search') chrome.storage.session.set({ panelView: { view: 'search', at: Date.now() } }).catch(() => undefined);
+    if (command === 'open-search') setSession('panelView', { view: 'search', at: Date.now() }).catch(() => undefined);
     return;
   }
   if (command === 'save-page') {
@@ -116,5 +117,11 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 
 chrome.alarms.onAlarm.addListener((alarm) => {
-  if (alarm.name === ALARM) guarded('alarm', tryOutbox);
+  if (alarm.name !== ALARM) return;
+  return guarded('alarm', async () => {
+    await tryOutbox();
+    // saves still waiting while page memory is on: the server may be down, and the browser link
+    // can start it (connection() asks it only then); deliver once it answers
+    if ((await pending()).length && (await pageMemoryOn()) && (await connection()).state === 'connected') await tryOutbox();
+  });
 });

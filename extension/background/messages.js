@@ -12,10 +12,30 @@ import { decide, decideWith, mayRead } from './gate.js';
 import { flush, pending } from './outbox.js';
 import { flushDeletes, pendingIds, scheduleDelete, undoDelete } from './library.js';
 import { api, explain, baseUrl } from './server.js';
-import { getLocal, setLocal, getSession, pageMemoryOn } from './store.js';
+import { getLocal, setLocal, getSession, clearSession, pageMemoryOn } from './store.js';
+import { linkUp } from './link.js';
 import { refreshActiveTabs, invalidatePage } from './tabs.js';
 
-const P = /** @type {any} */ (globalThis).WherefromProtocol;
+const P = globalThis.WherefromProtocol;
+
+/**
+ * @typedef {import('./server.js').Failure} Failure
+ * @typedef {import('./gate.js').Decision} Decision
+ */
+
+/**
+ * The one shape of a server failure answered to the panel: its kind and the words for it.
+ * @param {Failure} res
+ * @param {Record<string, unknown>} [extra] fields of that answer (its status, its tab)
+ */
+function failed(res, extra = {}) {
+  return { ok: false, ...failureOf(res), ...extra };
+}
+
+/** A failure's kind and words, inside a larger answer. @param {Failure} res */
+function failureOf(res) {
+  return { kind: res.kind, message: explain(res) };
+}
 
 /**
  * Which tier a sender belongs to, from what Chrome says about it (never from the message).
@@ -41,22 +61,25 @@ export function senderKind(sender, extensionId = chrome.runtime.id, extensionOri
 export async function dispatch(message, sender) {
   const kind = senderKind(sender);
   if (!kind) return { ok: false, error: 'sender not allowed' };
-  const v = P.validate(message, kind);
+  if (kind === 'content') {
+    const v = P.validate(message, 'content');
+    if (!v.ok) return { ok: false, error: v.error };
+    return onContent(v, /** @type {chrome.tabs.Tab} */ (sender.tab));
+  }
+  const v = P.validate(message, 'panel');
   if (!v.ok) return { ok: false, error: v.error };
-  const payload = /** @type {any} */ (v.payload);
-  if (kind === 'content') return onContent(v.type, payload, /** @type {chrome.tabs.Tab} */ (sender.tab));
-  return onPanel(v.type, payload);
+  return onPanel(v);
 }
 
-/** @param {string} type @param {any} payload @param {chrome.tabs.Tab} tab */
-async function onContent(type, payload, tab) {
-  switch (type) {
+/** @param {WfContentMessage} m @param {chrome.tabs.Tab} tab */
+async function onContent(m, tab) {
+  switch (m.type) {
     case P.CAPTURE_TURNS: {
-      const r = await actions.forwardCapture(tab, payload);
+      const r = await actions.forwardCapture(tab, m.payload);
       return { ok: r.ok };
     }
     case P.SELECTOR_MISS:
-      await actions.recordSelectorMiss(tab, payload);
+      await actions.recordSelectorMiss(tab, m.payload);
       return { ok: true };
     default:
       return { ok: false, error: 'unknown type' };
@@ -70,8 +93,19 @@ async function targetTab(tabId) {
   return tab || null;
 }
 
-/** "Server not running" / "Not paired" / "Connected". */
-async function connection() {
+/**
+ * "Server not running" / "Not paired" / "Connected" — after asking the browser link (link.js)
+ * when the server cannot be reached (start it) or does not know us (its token).
+ */
+export async function connection() {
+  const conn = await check();
+  if (conn.state !== 'down' && conn.state !== 'unpaired') return conn;
+  const linked = await linkUp(conn.state === 'down' ? 'start' : 'locate');
+  return linked.ok ? check() : conn;
+}
+
+/** The connection as it is now (no link). */
+async function check() {
   const { token } = await getLocal(['token']);
   const health = await api.health();
   if (!health.ok && health.kind === 'down') return { state: 'down', message: 'Server not running' };
@@ -111,9 +145,24 @@ async function tabInfo(tab) {
   };
 }
 
-/** @param {string} type @param {any} p */
-async function onPanel(type, p) {
-  switch (type) {
+/**
+ * The one decision → status mapping of the panel's page views: the answer when the tab's page is
+ * not to be read (memory off first, as the gate decides), or null when it may be.
+ * @param {chrome.tabs.Tab | null} tab
+ * @param {Decision} d the gate's decision for the tab's URL
+ * @param {Awaited<ReturnType<typeof tabInfo>>} info
+ */
+function unreadable(tab, d, info) {
+  if (d.reason === 'memory-off') return { ok: true, status: 'memory-off', ...(info ? { tab: info } : {}) };
+  if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
+  if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
+  if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
+  return null;
+}
+
+/** @param {WfPanelMessage} m */
+async function onPanel(m) {
+  switch (m.type) {
     case P.PANEL_OPENED: {
       const conn = await connection();
       if (conn.state === 'connected' && (await pageMemoryOn())) await flush(actions.gate, invalidatePage);
@@ -130,74 +179,73 @@ async function onPanel(type, p) {
         serverUrl: await baseUrl(),
         outboxCount: s.outbox.length,
         policyVersion: s.policy ? s.policy.version : null,
-        tab: await tabInfo(await targetTab(p.tabId)),
+        link: (await getSession('link')) || null,
+        tab: await tabInfo(await targetTab(m.payload.tabId)),
       };
     }
     case P.PANEL_GET_PAGE: {
-      const tab = await targetTab(p.tabId);
+      const tab = await targetTab(m.payload.tabId);
       const d = await decide(tab ? tab.url : undefined);
-      if (d.reason === 'memory-off') return { ok: true, status: 'memory-off' };
       const info = await tabInfo(tab);
-      if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
-      if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
-      if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
+      const not = unreadable(tab, d, info);
+      if (not || !info) return not;
       const res = await api.pageMatch(info.url, actions.cut(info.title, (await actions.serverLimits()).title_chars));
-      if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res), tab: info };
+      if (!res.ok) return failed(res, { status: 'error', tab: info });
       return { ok: true, status: 'ok', tab: info, match: res.data };
     }
     case P.PANEL_SAVE_NOTE: {
-      const tab = await targetTab(p.tabId);
+      const tab = await targetTab(m.payload.tabId);
       if (!tab) return { ok: false, message: 'No tab.' };
-      return actions.saveNote(tab, p.text);
+      return actions.saveNote(tab, m.payload.text);
     }
     case P.PANEL_ADD_PAGE: {
-      const tab = await targetTab(p.tabId);
+      const tab = await targetTab(m.payload.tabId);
       if (!tab) return { ok: false, message: 'No tab.' };
       return actions.addPage(tab);
     }
     case P.PANEL_FORGET_DRY_RUN: {
-      const res = await api.forgetDryRun(p.host);
-      return res.ok ? { ok: true, ...res.data } : { ok: false, kind: res.kind, message: explain(res) };
+      const res = await api.forgetDryRun(m.payload.host);
+      return res.ok ? { ok: true, ...res.data } : failed(res);
     }
     case P.PANEL_FORGET_APPLY: {
-      const res = await api.forgetApply(p.host, p.confirm);
-      if (!res.ok) return { ok: false, kind: res.kind, code: res.code, message: explain(res) };
-      await chrome.storage.session.clear().catch(() => undefined); // probe answers are stale now
+      const res = await api.forgetApply(m.payload.host, m.payload.confirm);
+      if (!res.ok) return failed(res, { code: res.code });
+      await clearSession(); // probe answers are stale now
       await refreshActiveTabs();
       return { ok: true, ...res.data };
     }
     case P.PANEL_FORGET_UNDO: {
-      const res = await api.forgetUndo(p.batch);
-      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
-      await chrome.storage.session.clear().catch(() => undefined); // probe answers are stale now
+      const res = await api.forgetUndo(m.payload.batch);
+      if (!res.ok) return failed(res);
+      await clearSession(); // probe answers are stale now
       await refreshActiveTabs();
       return { ok: true, ...res.data };
     }
     case P.PANEL_GET_POLICY: {
       const res = await refreshPolicy({ force: true });
       if (res.changed) await afterPolicyChange();
-      const failure = res.failure ? { kind: res.failure.kind, message: explain(res.failure) } : null;
+      const failure = res.failure ? failureOf(res.failure) : null;
       return { ok: Boolean(res.snapshot), policy: res.snapshot, failure };
     }
     case P.PANEL_SET_RULE: {
-      const res = await api.putRule(p.host, p.mode);
-      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      const res = await api.putRule(m.payload.host, m.payload.mode);
+      if (!res.ok) return failed(res);
       await refreshPolicy({ force: true });
       await afterPolicyChange();
       return { ok: true, rule: res.data };
     }
     case P.PANEL_DELETE_RULE: {
-      const res = await api.deleteRule(p.host);
-      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      const res = await api.deleteRule(m.payload.host);
+      if (!res.ok) return failed(res);
       await refreshPolicy({ force: true });
       await afterPolicyChange();
       return { ok: true, ...res.data };
     }
     case P.PANEL_PAIR: {
-      const token = p.token.trim();
+      const token = m.payload.token.trim();
       if (!/^[\x21-\x7e]+$/.test(token)) return { ok: false, kind: 'bad', message: 'That does not look like a token.' };
       const res = await api.policy(token);
-      if (!res.ok) return { ok: false, kind: res.kind, message: res.kind === 'unpaired' ? 'The server did not accept that token.' : explain(res) };
+      if (!res.ok) return failed(res, res.kind === 'unpaired' ? { message: 'The server did not accept that token.' } : {});
       await setLocal({ token, policy: res.data });
       await afterPolicyChange();
       return { ok: true, message: 'Paired.' };
@@ -214,21 +262,21 @@ async function onPanel(type, p) {
     case P.PANEL_SET_PAGE_MEMORY: {
       const { disclosureAccepted } = await getLocal(['disclosureAccepted']);
       if (!disclosureAccepted) return { ok: false, message: 'Accept the disclosure first.' };
-      await setLocal({ pageMemory: p.on });
-      if (p.on) await refreshPolicy();
+      await setLocal({ pageMemory: m.payload.on });
+      if (m.payload.on) await refreshPolicy();
       await afterPolicyChange();
       return { ok: true };
     }
     case P.PANEL_GET_ACTIVITY: {
       const res = await api.activity(50);
-      const local = await chrome.storage.local.get(['selectorMisses', 'outboxDropped']);
+      const local = await getLocal(['selectorMisses', 'outboxDropped']);
       return {
         ok: true,
         server: res.ok ? res.data.activity || [] : null,
-        failure: res.ok ? null : { kind: res.kind, message: explain(res) },
+        failure: res.ok ? null : failureOf(res),
         outbox: (await pending()).map((i) => ({ summary: i.summary, url: i.url, created: i.created, attempts: i.attempts, lastError: i.lastError || null })),
-        selectorMisses: local.selectorMisses || [],
-        dropped: local.outboxDropped || [],
+        selectorMisses: local.selectorMisses,
+        dropped: local.outboxDropped,
       };
     }
     case P.PANEL_RETRY_OUTBOX: {
@@ -236,60 +284,64 @@ async function onPanel(type, p) {
       return { ok: true, ...(await flush(actions.gate, invalidatePage)) };
     }
     case P.PANEL_INSERT_TEXT: {
-      const tab = await targetTab(p.tabId);
+      const tab = await targetTab(m.payload.tabId);
       if (!tab || tab.id === undefined) return { ok: false, message: 'No tab.' };
       // memory text goes into a page only where the page may be looked at at all
       if (!mayRead(await decide(tab.url))) {
         return { ok: false, message: 'Wherefrom does not touch this page (page memory off or site off).' };
       }
       try {
-        const r = await chrome.tabs.sendMessage(tab.id, { type: P.INSERT_TEXT, payload: { text: p.text } });
+        const r = await chrome.tabs.sendMessage(tab.id, { type: P.INSERT_TEXT, payload: { text: m.payload.text } });
         return r && r.ok ? { ok: true, message: 'Inserted into the composer.' } : { ok: false, message: (r && r.error) || 'No composer here.' };
       } catch {
         return { ok: false, message: 'No chat composer on this page.' };
       }
     }
     case P.PANEL_CLEAR_NOTICE:
-      if (typeof p.tabId === 'number') await actions.clearNotice(p.tabId);
+      if (typeof m.payload.tabId === 'number') await actions.clearNotice(m.payload.tabId);
       return { ok: true };
     case P.PANEL_SEARCH: {
-      const res = await api.search(p.q, p.limit || 30);
-      return res.ok ? { ok: true, results: res.data.results || [] } : { ok: false, kind: res.kind, message: explain(res) };
+      const res = await api.search(m.payload.q, m.payload.limit || 30);
+      return res.ok ? { ok: true, results: res.data.results || [] } : failed(res);
     }
     case P.PANEL_GET_CONVERSATION: {
-      let url = p.url;
+      let url = m.payload.url;
       if (url === undefined) {
         // the tab's own conversation: its URL goes to the server only where the tab may be read
-        const tab = await targetTab(p.tabId);
+        const tab = await targetTab(m.payload.tabId);
         const d = await decide(tab ? tab.url : undefined);
-        const info = await tabInfo(tab);
-        if (!tab || !info || d.reason === 'unsupported') return { ok: true, status: 'unsupported' };
-        if (d.reason === 'memory-off') return { ok: true, status: 'memory-off', tab: info };
-        if (d.reason === 'no-policy') return { ok: true, status: 'not-connected', tab: info };
-        if (!mayRead(d)) return { ok: true, status: 'off', tab: info };
+        const not = unreadable(tab, d, await tabInfo(tab));
+        if (not) return not;
         url = d.url;
       } else if (!/^https?:\/\//i.test(url)) {
         return { ok: false, status: 'error', message: 'Only http and https pages have conversations.' };
       }
       const res = await api.conversation(url);
-      if (!res.ok) return { ok: false, status: 'error', kind: res.kind, message: explain(res) };
+      if (!res.ok) return failed(res, { status: 'error' });
       return { ok: true, status: 'ok', conversation: res.data };
+    }
+    case P.PANEL_CONVERSATION_MARKDOWN: {
+      // a conversation already on screen (its stored source_url): the server renders the file
+      if (!/^https?:\/\//i.test(p.url)) return { ok: false, message: 'Only http and https pages have conversations.' };
+      const res = await api.conversationMarkdown(p.url);
+      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      return { ok: true, markdown: res.data.markdown, fileName: res.data.file_name };
     }
     case P.PANEL_LIST_LIBRARY: {
       await flushDeletes();
       const res = await api.library(200);
-      if (!res.ok) return { ok: false, kind: res.kind, message: explain(res) };
+      if (!res.ok) return failed(res);
       const hidden = await pendingIds();
       return { ok: true, documents: (res.data.documents || []).filter((/** @type {any} */ d) => !hidden.has(d.id)) };
     }
     case P.PANEL_GET_DOCUMENT: {
-      const res = await api.document(p.id);
-      return res.ok ? { ok: true, document: res.data.document } : { ok: false, kind: res.kind, message: explain(res) };
+      const res = await api.document(m.payload.id);
+      return res.ok ? { ok: true, document: res.data.document } : failed(res);
     }
     case P.PANEL_DELETE_DOCUMENT:
-      return scheduleDelete(p.id);
+      return scheduleDelete(m.payload.id);
     case P.PANEL_UNDO_DELETE_DOCUMENT:
-      return { ok: await undoDelete(p.id) };
+      return { ok: await undoDelete(m.payload.id) };
     default:
       return { ok: false, error: 'unknown type' };
   }

@@ -1,8 +1,9 @@
-// Writes that failed because the server was down wait here (chrome.storage.local `outbox`) and are
+// Writes that failed because the server was down wait here (store.js `outbox`) and are
 // delivered once when it is reachable: each item keeps the Idempotency-Key it was first sent with,
 // so a delivery that reached the server but lost its answer is not stored twice.
 // Delivery attempts: on startup, on tab activation, on panel open, and from an alarm at most every
-// minute while the outbox is non-empty (the alarm is removed when it is empty).
+// minute while the outbox is non-empty (the alarm is removed when it is empty); when the alarm
+// finds the server down, the browser link is asked to start it (background/main.js).
 
 import { api, WRITE_ROUTES } from './server.js';
 import { getLocal, setLocal } from './store.js';
@@ -94,9 +95,8 @@ export function flush(allowed, onDelivered) {
     }
     await setLocal({ outbox: remaining });
     if (dropped.length) {
-      const got = await chrome.storage.local.get('outboxDropped');
-      const list = [.../** @type {unknown[]} */ (got.outboxDropped || []), ...dropped].slice(-50);
-      await chrome.storage.local.set({ outboxDropped: list });
+      const { outboxDropped } = await getLocal(['outboxDropped']);
+      await setLocal({ outboxDropped: [...outboxDropped, ...dropped].slice(-50) });
     }
     await scheduleAlarm(remaining.length);
     return { delivered, pending: remaining.length };

@@ -117,8 +117,10 @@ export const api = {
   forgetUndo: (batch) => request('POST', '/api/forget/undo', { body: { batch } }),
   /** @param {string} q @param {number} limit */
   search: (q, limit) => request('GET', '/api/search', { query: { q, limit } }),
-  /** @param {string} url a stored conversation's page */
-  conversation: (url) => request('GET', '/api/conversations', { query: { url } }),
+  /** @param {string} url a stored conversation's page (every version of each turn comes too) */
+  conversation: (url) => request('GET', '/api/conversations', { query: { url, versions: 'true' } }),
+  /** @param {string} url a stored conversation's page: the export's Markdown file of it */
+  conversationMarkdown: (url) => request('GET', '/api/conversations/markdown', { query: { url } }),
   /** @param {number} limit */
   library: (limit) => request('GET', '/api/library', { query: { limit } }),
   /** @param {number} id */

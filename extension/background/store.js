@@ -1,6 +1,10 @@
 // State lives in chrome.storage, never in module globals (the worker may be evicted any time).
-//   local:   token, serverUrl, pageMemory, disclosureAccepted, policy, outbox, selectorMisses
-//   session: probe:<normalised url> (30 s probe cache), notice:<tabId> (why a write was refused)
+//   local:   token, serverUrl, pageMemory, disclosureAccepted, policy, outbox, outboxDropped,
+//            selectorMisses, libraryPendingDeletes
+//   session: probe:<normalised url> (30 s probe cache), notice:<tabId> (why a write was refused),
+//            panelView (the view a keyboard command asked the panel for; sidepanel/panel.js reads it),
+//            serverStarting, link (the browser link's last answer, link.js)
+// Every key of the worker goes through this module.
 
 export const DEFAULT_SERVER_URL = 'http://127.0.0.1:37711';
 
@@ -8,8 +12,10 @@ export const DEFAULT_SERVER_URL = 'http://127.0.0.1:37711';
  * @typedef {{
  *   token: string, serverUrl: string, pageMemory: boolean, disclosureAccepted: boolean,
  *   policy: import('../shared/resolver.js').PolicySnapshot | null,
- *   outbox: OutboxItem[], selectorMisses: SelectorMiss[]
+ *   outbox: OutboxItem[], outboxDropped: OutboxDropped[], selectorMisses: SelectorMiss[],
+ *   libraryPendingDeletes: Record<string, number>
  * }} LocalState
+ * @typedef {{at: number, summary: string, url: string, reason: string}} OutboxDropped
  * @typedef {{key: string, route: string, body: Record<string, unknown>, url: string, summary: string,
  *   created: number, attempts: number, lastError?: string}} OutboxItem
  * @typedef {{at: number, site: string, url: string, host: string, detail: unknown}} SelectorMiss
@@ -23,7 +29,9 @@ const DEFAULTS = {
   disclosureAccepted: false,
   policy: null,
   outbox: [],
+  outboxDropped: [],
   selectorMisses: [],
+  libraryPendingDeletes: {},
 };
 
 /**
@@ -65,4 +73,9 @@ export function setSession(key, value) {
 /** @param {string | string[]} key */
 export function removeSession(key) {
   return chrome.storage.session.remove(key);
+}
+
+/** Drop every session key (probe answers, notices) at once. */
+export function clearSession() {
+  return chrome.storage.session.clear().catch(() => undefined);
 }

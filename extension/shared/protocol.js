@@ -46,6 +46,7 @@
     PANEL_CLEAR_NOTICE: 'panel:clear-notice',
     PANEL_SEARCH: 'panel:search',
     PANEL_GET_CONVERSATION: 'panel:get-conversation',
+    PANEL_CONVERSATION_MARKDOWN: 'panel:conversation-markdown',
     PANEL_LIST_LIBRARY: 'panel:list-library',
     PANEL_GET_DOCUMENT: 'panel:get-document',
     PANEL_DELETE_DOCUMENT: 'panel:delete-document',
@@ -106,6 +107,8 @@
   var DOC_ID = ['integer', 1, 9007199254740991];
   SCHEMAS[T.PANEL_SEARCH] = { q: ['string', 1, 4000], limit: ['integer?', 1, 100] };
   SCHEMAS[T.PANEL_GET_CONVERSATION] = { tabId: TAB, url: ['string?', 1, 4096] };
+  // the conversation on screen as the export's Markdown file (the server's one renderer)
+  SCHEMAS[T.PANEL_CONVERSATION_MARKDOWN] = { url: ['string', 1, 4096] };
   SCHEMAS[T.PANEL_LIST_LIBRARY] = {};
   SCHEMAS[T.PANEL_GET_DOCUMENT] = { id: DOC_ID };
   SCHEMAS[T.PANEL_DELETE_DOCUMENT] = { id: DOC_ID };
@@ -236,5 +239,6 @@
   };
   for (var name in T) api[name] = T[/** @type {keyof typeof T} */ (name)];
   api.TYPES = Object.freeze(Object.assign({}, T));
-  globalThis.WherefromProtocol = /** @type {WfProtocolAPI} */ (Object.freeze(api));
+  // the validator above is what makes a message a WfMessage (types.d.ts); tsc takes its word
+  globalThis.WherefromProtocol = /** @type {WfProtocolAPI} */ (/** @type {unknown} */ (Object.freeze(api)));
 })();

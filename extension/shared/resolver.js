@@ -6,9 +6,11 @@
 //    first-label rule such as `login.` on a host of three labels or more) — and a sensitive
 //    default on a MORE specific host than the winning user rule beats that rule;
 // 3. the global default.
-// IP literals and single-label names match only exactly. The result carries its reason.
+// IP literals and single-label names match only exactly. A rule the snapshot marks `exact` (a
+// rule on a public suffix such as `wiki` or `com`) covers only its own host; a rule on an IPv4
+// address also covers its IPv4-mapped IPv6 spelling. The result carries its reason.
 
-import { cleanHost, isIpLiteral, hostParents, isLocalAddress } from './urls.js';
+import { cleanHost, isIpLiteral, hostParents, isLocalAddress, mappedIPv4Spelling } from './urls.js';
 
 export { cleanHost }; // the host rule lives with the URL rule (one decider), as in server/urls.py
 
@@ -16,7 +18,7 @@ export { cleanHost }; // the host rule lives with the URL rule (one decider), as
 /**
  * @typedef {{domains?: Record<string, string>, suffixes?: Record<string, string>,
  *   labels?: Record<string, string>, exact?: Record<string, string>}} Sensitive
- * @typedef {{version?: string, global_default?: Mode, rules?: {host: string, mode: Mode}[],
+ * @typedef {{version?: string, global_default?: Mode, rules?: {host: string, mode: Mode, exact?: boolean}[],
  *   sensitive?: Sensitive, limits?: Record<string, number>}} PolicySnapshot
  * @typedef {{host: string, mode: Mode, reason: string}} Resolution
  */
@@ -84,11 +86,17 @@ export function resolve(host, snapshot) {
   if (!h) return { host: h, mode: 'off', reason: 'invalid-host' };
   /** @type {Map<string, Mode>} */
   const rules = new Map();
-  for (const r of snap.rules || []) rules.set(r.host, r.mode);
+  /** @type {Set<string>} */
+  const exact = new Set();
+  for (const r of snap.rules || []) {
+    rules.set(r.host, r.mode);
+    if (r.exact) exact.add(r.host);
+  }
+  const mapped = mappedIPv4Spelling(h);
   /** @type {[number, string] | null} */
   let rule = null;
-  for (const cand of parents(h)) {
-    if (rules.has(cand)) {
+  for (const cand of mapped ? [h, mapped] : parents(h)) {
+    if (rules.has(cand) && (cand === h || cand === mapped || !exact.has(cand))) {
       rule = [depth(cand), cand];
       break;
     }

@@ -104,8 +104,10 @@ const V6_PRIVATE = [
 ];
 
 /**
- * The IPv4 address (as a number) an IPv6 address carries: mapped ::ffff:a.b.c.d, compatible
- * ::a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::; null otherwise.
+ * The IPv4 address (as a number) an IPv6 address carries, the same rule as server/urls.py
+ * embedded_ipv4: mapped ::ffff:a.b.c.d, 6to4 2002:AABB:CCDD::, NAT64 64:ff9b::a.b.c.d,
+ * IPv4-compatible ::a.b.c.d (any address in ::/96 but :: and ::1); null otherwise. Teredo is
+ * judged as itself (2001::/23: local).
  * @param {bigint} v6
  * @returns {number | null}
  */
@@ -113,8 +115,22 @@ export function embeddedIPv4(v6) {
   if (v6 >> 32n === 0xffffn) return Number(v6 & 0xffffffffn);
   if (v6 >> 112n === 0x2002n) return Number((v6 >> 80n) & 0xffffffffn);
   if (v6 >> 32n === 0x64ff9bn << 64n) return Number(v6 & 0xffffffffn);
-  if (v6 >> 32n === 0n && v6 > 0xffffn) return Number(v6);
+  if (v6 >> 32n === 0n && v6 > 1n) return Number(v6);
   return null;
+}
+
+/**
+ * The IPv4 literal an IPv4-mapped IPv6 host spells (`[::ffff:102:304]` -> `1.2.3.4`), so a
+ * rule on an IPv4 address also covers it (server/urls.py mapped_ipv4_spelling); null otherwise.
+ * @param {string} host a clean host
+ * @returns {string | null}
+ */
+export function mappedIPv4Spelling(host) {
+  if (!host.startsWith('[')) return null;
+  const v6 = parseIPv6(host.slice(1, -1));
+  if (v6 === null || v6 >> 32n !== 0xffffn) return null;
+  const v4 = Number(v6 & 0xffffffffn);
+  return [24, 16, 8, 0].map((b) => (v4 >>> b) & 255).join('.');
 }
 
 /**

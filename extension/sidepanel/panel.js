@@ -73,11 +73,13 @@ async function takeAskedView() {
 }
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'session' && changes.panelView && changes.panelView.newValue) takeAskedView();
+  // the worker is having the browser link start the server: say so until it answers
+  if (area === 'session' && changes.serverStarting && changes.serverStarting.newValue) showConnection({ state: 'starting', message: '' });
 });
 
 $('accept').addEventListener('click', async () => {
   await send(P.PANEL_ACCEPT_DISCLOSURE);
-  await refreshAll();
+  await opened(); // now the browser link may pair (and start the server)
 });
 
 $('not-now').addEventListener('click', async () => {
@@ -109,5 +111,8 @@ chrome.tabs.onUpdated.addListener(async (id, change) => {
 });
 
 showView(ui.view);
+chrome.storage.session.get('serverStarting').then((got) => {
+  if (got.serverStarting) showConnection({ state: 'starting', message: '' });
+});
 opened();
 takeAskedView();

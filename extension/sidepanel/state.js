@@ -3,7 +3,7 @@
 
 import { $ } from './dom.js';
 
-export const P = /** @type {any} */ (globalThis).WherefromProtocol;
+export const P = globalThis.WherefromProtocol;
 
 export const params = new URLSearchParams(location.search);
 
@@ -35,17 +35,24 @@ export async function tabId() {
 export function showConnection(conn) {
   const pill = $('conn');
   pill.dataset.state = conn.state;
-  pill.textContent = conn.state === 'connected' ? 'Connected' : conn.state === 'down' ? 'Server not running' : conn.state === 'unpaired' ? 'Not paired' : conn.message;
+  const words = /** @type {Record<string, string>} */ ({ connected: 'Connected', down: 'Server not running', unpaired: 'Not paired', starting: 'Starting…' });
+  pill.textContent = words[conn.state] || conn.message;
   const detail = {
     connected: 'Connected to the Wherefrom server.',
+    starting: 'Starting the Wherefrom server (the browser link)…',
     down: 'Server not running — start it with “wherefrom serve”. Nothing is lost: saves wait in the outbox.',
     unpaired: 'Not paired — the server is running but does not know this browser yet. Paste the token below.',
   }[conn.state] || conn.message;
   $('conn-detail').textContent = detail;
 }
 
-/** @param {string} type @param {Record<string, unknown>} [payload] */
-export async function send(type, payload = {}) {
+/**
+ * Ask the background; message names and payload fields are the protocol's (types.d.ts
+ * WfPayloads): a payload with required fields must be given.
+ * @type {<T extends WfPanelType>(type: T, ...payload: {} extends WfPayloads[T] ? [WfPayloads[T]?] : [WfPayloads[T]]) => Promise<any>}
+ */
+export const send = async (type, ...rest) => {
+  const payload = rest[0] || {};
   try {
     const r = await chrome.runtime.sendMessage({ type, payload });
     // keep the connection pill honest between checks
@@ -56,7 +63,7 @@ export async function send(type, payload = {}) {
   } catch (err) {
     return { ok: false, message: 'The extension is restarting; try again.' };
   }
-}
+};
 
 export async function loadState() {
   ui.state = await send(P.PANEL_GET_STATE, { tabId: await tabId() });

@@ -1,21 +1,31 @@
 """Read a chat service's data export into the import wire form (pure: no store, no network).
 
 Three shapes are recognised by their content, never by the file name:
-  ChatGPT  a JSON array of {id, title, create_time, current_node, mapping}; the conversation is
-           the path from `current_node` up through `parent` to the root, reversed (the active
-           branch only); times are Unix seconds; page https://chatgpt.com/c/<id>
+  ChatGPT  a JSON array of {id, title, create_time, current_node, mapping}; `mapping` is a tree:
+           the conversation shown is the path from `current_node` up through `parent` to the
+           root; a sibling branch (a regenerated reply, an edited message) is kept as other
+           versions of the turns at its places; times are Unix seconds;
+           page https://chatgpt.com/c/<id>
   Claude   a JSON array of {uuid, name, created_at, chat_messages: [{uuid, sender, text,
            content, created_at}]}; ISO-8601 times (a date alone is day-granular); page
            https://claude.ai/chat/<uuid>
   Wherefrom  our own JSON export ({"format": "wherefrom-export", ...}, docs/export.schema.json)
-A `.zip` (the services' download) is read for its conversations.json / wherefrom.json.
+A `.zip` (the services' download) is read for its conversations.json / wherefrom.json, inflated
+as a stream and refused past MAX_BYTES (as a plain file is): a small zip cannot inflate to
+gigabytes in memory.
 
 What is kept: user and assistant messages, each with the service's message id as its native
-id and its own time as valid_at. ChatGPT `code` becomes a fenced block. Everything else is
-counted in `skipped` by reason (system and tool messages by content type, images, attachments,
-empty messages, messages without any date) — never dropped silently. The whole file is checked
-before anything is returned: a malformed one raises ExportFormatError naming the field (and the
-line, for JSON syntax).
+id, its own time as valid_at, its place (`position`) and whether it is on the branch shown.
+ChatGPT `code` becomes a fenced block. An untitled chat takes its first question as title.
+Everything else is counted in `skipped` by reason (system and tool messages by content type,
+the model's tool calls — an assistant message to a recipient other than `all`, e.g.
+`open_url(...)` to the browser —, images, attachments, empty messages, messages without any
+date) — never dropped silently, so kept + skipped is every message of the file. The whole file
+is checked before anything is returned, every item through the import route's own checks
+(server.dataio.checks: the shape, times from 1970 to 9999, URLs, empty text; NaN and Infinity
+are not JSON): a malformed one raises ExportFormatError naming the field (and the line, for
+JSON syntax), and nothing else ever leaves read_file (an encrypted or broken zip, nesting too
+deep for the parser).
 """
 
 from __future__ import annotations
@@ -23,14 +33,15 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
-import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from server import ages, limits
-from server.dataio import schema
+from server.api import MAX_DEPTH, json_depth, strict_json
+from server.dataio import checks, schema
 from server.textcaps import cap
 
 CHATGPT_PAGE = "https://chatgpt.com/c/{}"
@@ -53,38 +64,81 @@ class Parsed:
 
     @property
     def messages(self) -> int:
+        """Every message kept: the turns shown and their other versions."""
         return sum(len(c["turns"]) for c in self.conversations)
+
+    @property
+    def other_versions(self) -> int:
+        """Kept messages that are not on the branch shown (other versions of a turn)."""
+        return sum(1 for c in self.conversations for t in c["turns"] if not t.get("shown", True))
+
+
+MAX_BYTES = 1024 * 1024 * 1024  # one export file (or the zip member read from it), as JSON text
 
 
 def read_file(path: Path) -> Parsed:
     """Read and check a whole export file (JSON or the service's .zip)."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(4)
+            if head == b"PK\x03\x04":
+                raw, name = _from_zip(path)
+            else:
+                raw, name = head + _read_capped(f, MAX_BYTES - len(head), path.name), path.name
     except OSError as err:
         raise ExportFormatError(f"cannot read {path}: {err.strerror or err}") from None
-    name = path.name
-    if raw[:4] == b"PK\x03\x04":
-        raw, name = _from_zip(raw, path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ExportFormatError(f"{name}: not UTF-8 (byte {err.start})") from None
+    del raw
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except json.JSONDecodeError as err:
         raise ExportFormatError(f"{name}: line {err.lineno}, column {err.colno}: {err.msg}") from None
-    return parse(data)
-
-
-def _from_zip(raw: bytes, path: Path) -> tuple[bytes, str]:
+    except RecursionError:
+        raise ExportFormatError(f"{name}: nested too deeply to be an export") from None
+    except ValueError as err:  # NaN, Infinity
+        raise ExportFormatError(f"{name}: {err}") from None
+    if json_depth(data) > MAX_DEPTH:
+        raise ExportFormatError(f"{name}: nested deeper than {MAX_DEPTH} levels; not an export")
     try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        parsed = parse(data)
+    except RecursionError:
+        raise ExportFormatError(f"{name}: nested too deeply to be an export") from None
+    found = checks.file_problem(parsed.conversations, parsed.facts, parsed.documents)
+    if found is not None:
+        raise ExportFormatError(found)
+    return parsed
+
+
+def _read_capped(f: IO[bytes], limit: int, name: str) -> bytes:
+    """At most `limit` bytes of `f`, read as a stream; ExportFormatError past it."""
+    parts: list[bytes] = []
+    total = 0
+    while chunk := f.read(1024 * 1024):
+        total += len(chunk)
+        if total > limit:
+            raise ExportFormatError(f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MB; not imported")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _from_zip(path: Path) -> tuple[bytes, str]:
+    try:
+        with zipfile.ZipFile(path) as zf:
             names = {Path(n).name: n for n in zf.namelist()}
             for member in ZIP_MEMBERS:
                 if member in names:
-                    return zf.read(names[member]), f"{path.name}:{names[member]}"
+                    label = f"{path.name}:{names[member]}"
+                    with zf.open(names[member]) as f:
+                        return _read_capped(f, MAX_BYTES, label), label
     except zipfile.BadZipFile as err:
         raise ExportFormatError(f"{path}: not a readable zip ({err})") from None
+    except RuntimeError as err:  # zipfile: "File ... is encrypted, password required for extraction"
+        raise ExportFormatError(f"{path}: the zip is encrypted ({err}); export it again without a password") from None
+    except (NotImplementedError, zlib.error, EOFError, ValueError) as err:
+        raise ExportFormatError(f"{path}: cannot inflate the zip ({err})") from None
     raise ExportFormatError(f"{path}: the zip holds no conversations.json")
 
 
@@ -122,6 +176,15 @@ def _need(obj: Any, key: str, kinds: tuple[type, ...], where: str, *, optional: 
     return value
 
 
+def _time(value: float | None, where: str) -> float | None:
+    """A Unix time from the file, refused unless finite and from 1970 to 9999 (server.ages)."""
+    if value is None:
+        return None
+    if not ages.in_range(value):
+        raise ExportFormatError(f"{where}: {value!r} is not a time from 1970 to 9999")
+    return float(value)
+
+
 def _text(value: str, parsed: Parsed) -> str:
     if len(value) > limits.TURN_CHARS:
         parsed.truncated += 1
@@ -130,7 +193,16 @@ def _text(value: str, parsed: Parsed) -> str:
 
 
 def _turn(role: str, text: str, native_id: str, valid_at: float, granularity: str) -> dict[str, Any]:
-    return {"role": role, "text": text, "native_id": native_id, "valid_at": valid_at, "granularity": granularity}
+    """A message as a turn; the services' exports hold a message as its Markdown source, so that
+    is its Markdown too (the text is what search indexes)."""
+    return {
+        "role": role,
+        "text": text,
+        "markdown": text,
+        "native_id": native_id,
+        "valid_at": valid_at,
+        "granularity": granularity,
+    }
 
 
 # -- ChatGPT ------------------------------------------------------------------------------------
@@ -143,34 +215,14 @@ def parse_chatgpt(data: list[Any]) -> Parsed:
         cid = _need(conv, "id", (str,), where)
         mapping = _need(conv, "mapping", (dict,), where)
         title = _need(conv, "title", (str,), where, optional=True) or ""
-        created = _need(conv, "create_time", (int, float), where, optional=True)
-        node_id = _need(conv, "current_node", (str,), where, optional=True)
-        path: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        while node_id is not None:
-            nwhere = f"{where}.mapping[{node_id!r}]"
-            if node_id in seen:
-                raise ExportFormatError(f"{nwhere}: the parent chain loops")
-            seen.add(node_id)
-            node = mapping.get(node_id)
-            if not isinstance(node, dict):
-                raise ExportFormatError(f"{nwhere}: missing (named by current_node or a parent)")
-            path.append(node)
-            node_id = _need(node, "parent", (str,), nwhere, optional=True)
-        turns = []
-        for node in reversed(path):
-            nwhere = f"{where}.mapping[{node.get('id')!r}].message"
-            msg = node.get("message")
-            if msg is None:
-                continue
-            turn = _chatgpt_message(msg, nwhere, created, parsed)
-            if turn is not None:
-                turns.append(turn)
+        created = _time(_need(conv, "create_time", (int, float), where, optional=True), f"{where}.create_time")
+        shown = _current_branch(mapping, _need(conv, "current_node", (str,), where, optional=True), where)
+        turns = _chatgpt_tree(mapping, shown, where, created, parsed)
         parsed.conversations.append(
             {
                 "url": CHATGPT_PAGE.format(cid),
                 "site": "chatgpt",
-                "title": title,
+                "title": untitled_title(title, turns),
                 "created_at": created,
                 "native_id": cid,
                 "turns": turns,
@@ -179,15 +231,96 @@ def parse_chatgpt(data: list[Any]) -> Parsed:
     return parsed
 
 
+def _current_branch(mapping: dict[str, Any], node_id: str | None, where: str) -> set[str]:
+    """The node ids from `current_node` up through `parent` to the root: the branch shown."""
+    seen: set[str] = set()
+    while node_id is not None:
+        nwhere = f"{where}.mapping[{node_id!r}]"
+        if node_id in seen:
+            raise ExportFormatError(f"{nwhere}: the parent chain loops")
+        seen.add(node_id)
+        node = mapping.get(node_id)
+        if not isinstance(node, dict):
+            raise ExportFormatError(f"{nwhere}: missing (named by current_node or a parent)")
+        node_id = _need(node, "parent", (str,), nwhere, optional=True)
+    return seen
+
+
+def _chatgpt_tree(
+    mapping: dict[str, Any], shown: set[str], where: str, created: float | None, parsed: Parsed
+) -> list[dict[str, Any]]:
+    """Every message of the tree as a turn at its place: a turn's position is the number of kept
+    turns above it, so a regenerated reply or an edited message (a sibling branch) is another
+    version at the same position; `shown` marks the current branch. Shown turns come first, in
+    order, then the other versions by position."""
+    children: dict[str | None, list[str]] = collections.defaultdict(list)
+    for node_id, node in mapping.items():
+        parent = node.get("parent") if isinstance(node, dict) else None
+        children[parent if isinstance(parent, str) and parent in mapping else None].append(node_id)
+    turns: list[dict[str, Any]] = []
+    reached = 0
+    stack: list[tuple[str, int]] = [(r, 0) for r in reversed(children[None])]
+    while stack:
+        node_id, depth = stack.pop()
+        reached += 1
+        node = _need(mapping, node_id, (dict,), f"{where}.mapping")
+        msg = node.get("message")
+        if msg is not None:
+            turn = _chatgpt_message(msg, f"{where}.mapping[{node_id!r}].message", created, parsed)
+            if turn is not None:
+                turn["position"] = depth
+                turn["shown"] = node_id in shown
+                turns.append(turn)
+                depth += 1
+        stack.extend((c, depth) for c in reversed(children[node_id]))
+    if reached < len(mapping):
+        unreachable = set(mapping) - _reachable(children)
+        parsed.skipped["message outside the conversation's tree"] += sum(
+            1 for k in unreachable if isinstance(mapping[k], dict) and mapping[k].get("message")
+        )
+    turns.sort(key=lambda t: (not t["shown"], t["position"], t["valid_at"]))
+    return turns
+
+
+def _reachable(children: dict[str | None, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(children[None])
+    while stack:
+        k = stack.pop()
+        if k not in seen:
+            seen.add(k)
+            stack.extend(children.get(k, []))
+    return seen
+
+
+TITLE_FROM_QUESTION_CHARS = 80
+UNTITLED = ("", "new chat", "untitled")
+
+
+def untitled_title(title: str, turns: list[dict[str, Any]]) -> str:
+    """An untitled chat (no title, or the service's placeholder) is titled by its first question,
+    on one line, cut by the one cap rule; a chat without a question keeps what it had."""
+    if title.strip().lower() not in UNTITLED:
+        return title
+    question = next((t["text"] for t in turns if t["role"] == "user" and t.get("shown", True)), "")
+    line = " ".join(question.split())
+    return cap(line, TITLE_FROM_QUESTION_CHARS, ellipsis=True) if line else title
+
+
 def _chatgpt_message(msg: Any, where: str, conv_time: float | None, parsed: Parsed) -> dict[str, Any] | None:
     mid = _need(msg, "id", (str,), where)
     author = _need(msg, "author", (dict,), where)
     role = _need(author, "role", (str,), f"{where}.author")
     content = _need(msg, "content", (dict,), where)
     ctype = _need(content, "content_type", (str,), f"{where}.content")
-    when = _need(msg, "create_time", (int, float), where, optional=True)
+    when = _time(_need(msg, "create_time", (int, float), where, optional=True), f"{where}.create_time")
     if role not in ("user", "assistant"):
         parsed.skipped[f"{role} message ({ctype})"] += 1
+        return None
+    recipient = msg.get("recipient")
+    if role == "assistant" and isinstance(recipient, str) and recipient != "all":
+        # the model calling a tool (open_url(...), a plugin): not prose the person read
+        parsed.skipped[f"tool call ({recipient})"] += 1
         return None
     if ctype in ("text", "multimodal_text"):
         parts = _need(content, "parts", (list,), f"{where}.content")
@@ -235,7 +368,10 @@ def _claude_time(value: Any, where: str) -> tuple[float, str]:
         raise ExportFormatError(f"{where}: not an ISO-8601 time ({value!r})") from err
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
-    return t.timestamp(), ages.INSTANT
+    when = t.timestamp()
+    if not ages.in_range(when):
+        raise ExportFormatError(f"{where}: {value!r} is not a time from 1970 to 9999")
+    return when, ages.INSTANT
 
 
 def parse_claude(data: list[Any]) -> Parsed:
@@ -248,7 +384,7 @@ def parse_claude(data: list[Any]) -> Parsed:
         if conv.get("created_at") is not None:
             created = _claude_time(conv["created_at"], f"{where}.created_at")[0]
         messages = _need(conv, "chat_messages", (list,), where)
-        turns = []
+        turns: list[dict[str, Any]] = []
         for k, msg in enumerate(messages):
             mwhere = f"{where}.chat_messages[{k}]"
             mid = _need(msg, "uuid", (str,), mwhere)
@@ -280,12 +416,13 @@ def parse_claude(data: list[Any]) -> Parsed:
             if valid_at is None:
                 parsed.skipped["message without a date"] += 1
                 continue
-            turns.append(_turn(role, _text(text, parsed), mid, valid_at, gran))
+            turn = _turn(role, _text(text, parsed), mid, valid_at, gran)
+            turns.append({**turn, "position": len(turns), "shown": True})
         parsed.conversations.append(
             {
                 "url": CLAUDE_PAGE.format(cid),
                 "site": "claude",
-                "title": title,
+                "title": untitled_title(title, turns),
                 "created_at": created,
                 "native_id": cid,
                 "turns": turns,

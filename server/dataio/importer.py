@@ -4,7 +4,9 @@ pipeline.store_document) and so through the one provenance stamp.
 
 One batch is one transaction. Governance decides per item: a host that is not `collect` is not
 imported, and counted by its mode. Re-importing adds only what is new: turns match by the
-service's message id (then by content, as captures.plan decides), notes and clips by
+service's message id (then by place and content: server.memory.versions.write_thread for
+turns that carry their place, captures.plan for those that do not; another version of a turn
+is kept at its place), notes and clips by
 (kind, page, text, time), documents by page (a copy no newer than the stored one changes
 nothing). One activity row per import: every batch of one `import_id` adds to the same row.
 """
@@ -22,7 +24,7 @@ from server import activity
 from server.governance.policy import PolicyOwner
 from server.library.extract import Extracted
 from server.library.pipeline import store_document
-from server.memory import captures
+from server.memory import captures, versions
 from server.memory.facts import MAX_TITLE_CHARS, insert_fact
 from server.probe_cache import ProbeCache
 from server.provenance import stamp
@@ -71,13 +73,24 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 conn, prov, conv["site"].strip().lower(), title, now, created_at=conv.get("created_at")
             )
             incoming = [
-                captures.Incoming(t["role"], t["text"], t.get("native_id") or None, t["valid_at"], t["granularity"])
+                captures.Incoming(
+                    t["role"],
+                    t["text"],
+                    t.get("native_id") or None,
+                    t["valid_at"],
+                    t["granularity"],
+                    markdown=t.get("markdown") or None,
+                    position=t.get("position"),
+                    shown=t.get("shown", True),
+                )
                 for t in conv["turns"]
             ]
-            turn_counts, _ = await captures.write_turns(conn, prov, cid, title, incoming, now)
+            placed = bool(incoming) and all(t.position is not None for t in incoming)
+            writer = versions.write_thread if placed else captures.write_turns
+            turn_counts, _ = await writer(conn, prov, cid, title, incoming, now)
             for action, n in turn_counts.items():
                 counts[f"turns_{action}"] += n
-            changed = turn_counts["add"] or turn_counts["update"]
+            changed = any(turn_counts[k] for k in ("add", "update", "version", "show"))
             if not piece:
                 outcome = "updated" if existed and changed else "new" if not existed else "unchanged"
                 counts["conversations_" + outcome] += 1
@@ -104,6 +117,7 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 valid_at=fact["valid_at"],
                 granularity=fact["granularity"],
                 now=now,
+                via=fact.get("via"),
             )
             counts["facts_add"] += 1
             touched.add(prov.source_url)
@@ -141,6 +155,8 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
             "added": counts["turns_add"],
             "updated": counts["turns_update"],
             "unchanged": counts["turns_unchanged"],
+            "versions": counts["turns_version"],
+            "switched": counts["turns_show"],
         },
         "facts": {"added": counts["facts_add"], "unchanged": counts["facts_unchanged"]},
         "documents": {k: counts[f"documents_{k}"] for k in ("saved", "updated", "unchanged")},
@@ -190,6 +206,8 @@ async def _record(
         f"Imported from {SOURCES.get(detail['source'], detail['source'])}: {conversations} conversations, "
         f"{c.get('turns_add', 0)} new messages"
     )
+    if c.get("turns_version"):
+        summary += f" and {c['turns_version']} other versions of a message"
     if c.get("facts_add") or c.get("documents_saved"):
         summary += f", {c.get('facts_add', 0)} notes and clips, {c.get('documents_saved', 0)} documents"
     if detail["refused"]:

@@ -1,56 +1,28 @@
-"""Markdown files of the export, one per conversation, per page's notes and clips, per library
-document; each with YAML front matter (url, site, title, kind, dates). Pure functions: an item
+"""Markdown files of the export, one per conversation (server.render.conversation, the one
+conversation renderer), per page's notes and clips, per library document; each with YAML front
+matter (url, site, title, kind, dates). Pure functions: an item
 (schema.EXPORT shape) in, (relative path, text) out. The same store gives the same bytes."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from typing import Any
 
+from server import ages
 from server.dataio.slugs import file_name, safe_component
+from server.render import conversation as render_conversation
+from server.render.conversation import front_matter
 from server.urls import host_of
 
 
 def when(epoch: float | None, granularity: str = "instant") -> str | None:
-    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only."""
-    if epoch is None:
-        return None
-    if granularity == "day":
-        return dt.datetime.fromtimestamp(epoch).astimezone().date().isoformat()
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def front_matter(fields: dict[str, Any]) -> str:
-    """YAML: every value written as a JSON scalar (valid YAML), nulls left out."""
-    lines = ["---"]
-    for key, value in fields.items():
-        if value is not None:
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+    """An instant as ISO-8601 UTC; a day-granular time as its (local) date only (server.ages.iso:
+    None for a time out of range, never an error)."""
+    return None if epoch is None else ages.iso(epoch, granularity)
 
 
 def conversation(item: dict[str, Any]) -> tuple[str, str]:
-    turns = item["turns"]
-    site = item["site"] or host_of(item["url"])
-    head = front_matter(
-        {
-            "kind": "conversation",
-            "url": item["url"],
-            "site": site,
-            "title": item["title"],
-            "created": when(item.get("created_at")),
-            "first_message": when(turns[0]["valid_at"], turns[0]["granularity"]) if turns else None,
-            "last_message": when(turns[-1]["valid_at"], turns[-1]["granularity"]) if turns else None,
-            "messages": len(turns),
-        }
-    )
-    body = [f"# {item['title'] or item['url']}\n"]
-    for t in turns:
-        body.append(f"## {t['role'].capitalize()} · {when(t['valid_at'], t['granularity'])}\n\n{t['text'].rstrip()}\n")
-    path = f"conversations/{safe_component(site)}/{file_name(item['title'], item['site'] + ' ' + item['url'])}"
-    return path, head + "\n" + "\n".join(body)
+    """A conversation's file: the one renderer (server.render.conversation)."""
+    return render_conversation.conversation(item)
 
 
 def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:
@@ -72,11 +44,11 @@ def page_notes(url: str, facts: list[dict[str, Any]]) -> tuple[str, str]:
     )
     body = [f"# {title or url}\n"]
     for f in facts:
-        label = "Note" if f["kind"] == "note" else "Clip"
+        label = ("Note" if f["kind"] == "note" else "Clip") + (f" (via {f['via']})" if f.get("via") else "")
         text = f["text"].rstrip()
         if f["kind"] == "clip":
             text = "\n".join("> " + line for line in text.splitlines())
-        body.append(f"## {label} · {when(f['valid_at'], f['granularity'])}\n\n{text}\n")
+        body.append(f"## {label} · {when(f['valid_at'], f['granularity']) or ages.UNKNOWN}\n\n{text}\n")
     return f"notes/{safe_component(host)}/{file_name(title, url)}", head + "\n" + "\n".join(body)
 
 

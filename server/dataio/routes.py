@@ -8,8 +8,7 @@ from aiohttp import web
 
 from server import appkeys
 from server.api import Api
-from server.dataio import export, importer, schema
-from server.errors import BadRequest
+from server.dataio import checks, export, importer, schema
 
 api = Api()
 
@@ -49,15 +48,7 @@ IMPORT_BODY = {
     responses=(400, 413),
 )
 async def post_import(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    for n, conv in enumerate(body.get("conversations", [])):
-        for k, turn in enumerate(conv["turns"]):
-            if not turn["text"].strip():
-                raise BadRequest(
-                    "a message is empty", code="bad_value", field=f"body.conversations[{n}].turns[{k}].text"
-                )
-    for n, fact in enumerate(body.get("facts", [])):
-        if not fact["text"].strip():
-            raise BadRequest("a note is empty", code="bad_value", field=f"body.facts[{n}].text")
+    checks.content_checks(body.get("conversations", []), body.get("facts", []), body.get("documents", []), "body")
     app = request.app
     return await importer.import_batch(app[appkeys.STORE], app[appkeys.PROBE_CACHE], app[appkeys.POLICY], body)
 

@@ -1,7 +1,7 @@
 """The one JSON shape of Wherefrom's data out and back in.
 
-`EXPORT` is the JSON Schema of `wherefrom export --format json` (written out as
-docs/export.schema.json by `scripts/gen_export_schema`, checked by tests/test_dataio_schema.py).
+`EXPORT` is the JSON Schema of `wherefrom export --format json`; `document()` writes it out as
+docs/export.schema.json, and tests/test_docs.py checks that file is current.
 `wherefrom import-chats` reads that file back; the import route takes the same items in
 batches (`BATCH`). The request validator (server.api.validate) enforces the subset of JSON
 Schema used here; every object is closed (additionalProperties false).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server import limits
+from server import ages, limits
 
 FORMAT = "wherefrom-export"
 VERSION = 1
@@ -31,8 +31,18 @@ def _obj(props: Json, required: list[str], description: str) -> Json:
 
 URL = {"type": "string", "minLength": 1, "maxLength": 4096}
 TITLE = {"type": "string", "maxLength": limits.TITLE_CHARS}
-TIME = {"type": "number", "minimum": 0, "description": "Unix seconds"}
-OPT_TIME = {"type": ["number", "null"], "minimum": 0, "description": "Unix seconds, or null when unknown"}
+TIME = {
+    "type": "number",
+    "minimum": ages.MIN_TIME,
+    "maximum": ages.MAX_TIME,
+    "description": "Unix seconds (1970 to 9999)",
+}
+OPT_TIME = {
+    "type": ["number", "null"],
+    "minimum": ages.MIN_TIME,
+    "maximum": ages.MAX_TIME,
+    "description": "Unix seconds (1970 to 9999), or null when unknown",
+}
 GRANULARITY = {
     "type": "string",
     "enum": ["instant", "day"],
@@ -44,12 +54,22 @@ TURN = _obj(
     {
         "role": {"type": "string", "enum": ["user", "assistant", "system", "tool"]},
         "text": {"type": "string", "minLength": 1, "maxLength": limits.TURN_CHARS},
+        "markdown": {
+            "type": ["string", "null"],
+            "maxLength": limits.MARKDOWN_CHARS,
+            "description": "the message as GFM (code fenced, tables, math as TeX); null: its text is all there is",
+        },
         "native_id": {"type": ["string", "null"], "maxLength": 500, "description": "the service's message id"},
         "valid_at": TIME,
         "granularity": GRANULARITY,
+        "position": {
+            "type": "integer",
+            "description": "its place in the conversation; several messages at one place are versions of one turn",
+        },
+        "shown": {"type": "boolean", "description": "false: a version the conversation does not show (default true)"},
     },
     ["role", "text", "valid_at", "granularity"],
-    "one message, at its own time",
+    "one message (one version of a turn), at its own time",
 )
 
 CONVERSATION = _obj(
@@ -73,6 +93,7 @@ FACT = _obj(
         "text": {"type": "string", "minLength": 1, "maxLength": limits.NOTE_CHARS},
         "valid_at": TIME,
         "granularity": GRANULARITY,
+        "via": {"type": "string", "enum": ["mcp"], "description": "written by an agent (MCP), not the person"},
     },
     ["kind", "url", "title", "text", "valid_at", "granularity"],
     "a note or a clip about a page",

@@ -41,11 +41,16 @@ def safe_component(name: str) -> str:
     return s
 
 
+def stable_id(identity: str) -> str:
+    """An item's stable id: 12 hex digits of SHA-256 of its identity (it never changes with
+    the title, so a renamed item keeps it; the export's front matter carries it as `id`)."""
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
 def file_name(title: str, identity: str, ext: str = ".md") -> str:
-    """`<slug of title>-<hash of identity><ext>`; the slug is "untitled" when nothing is left."""
+    """`<slug of title>-<stable id><ext>`; the slug is "untitled" when nothing is left."""
     slug = safe_component(title).replace(".", "-").strip("-_")[:SLUG_CHARS].rstrip("-") or "untitled"
-    digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:HASH_CHARS]
-    return safe_component(f"{slug}-{digest}") + ext
+    return safe_component(f"{slug}-{stable_id(identity)}") + ext
 
 
 def _cut_bytes(s: str, limit: int) -> str:

@@ -33,9 +33,18 @@ def _psl() -> PublicSuffixList:
     return PublicSuffixList(accept_unknown=False)
 
 
+def covers_subdomains(host: str) -> bool:
+    """Does a rule (or a forget) on `host` also cover its subdomains? Yes, except on an IP
+    literal (it has none) and on a public suffix (`com`, `co.uk`, `github.io`, and single-label
+    names that are also top-level domains: `wiki`, `dev`, `app`): a page can be stored from the
+    host itself (an intranet's `http://wiki/`), so the host is governable, but a rule on it never
+    reaches the sites under it. The snapshot marks such a rule `exact`; both resolvers obey it."""
+    return not is_ip_literal(host) and (host == "localhost" or not _psl().is_public(host))
+
+
 def rule_host(raw: str) -> str:
-    """Validate a host a person wants a rule for; refuse public suffixes (github.io, co.uk, com).
-    A single-label intranet name (`intranet`, `nas`) is a host like any other."""
+    """Validate a host a person wants a rule for (or to forget). Any host a page can be stored
+    from is accepted; see covers_subdomains for what a rule on a public suffix covers."""
     raw = raw.strip()
     host = clean_host(raw)
     if not host or len(host) > 253 or any(c.isspace() or c in "/@?#\\" for c in raw):
@@ -49,9 +58,12 @@ def rule_host(raw: str) -> str:
         labels = host.split(".")
         if any(not label or len(label) > 63 for label in labels):
             raise BadRequest("host has an empty or over-long label", code="bad_host_name")
-        if host != "localhost" and _psl().is_public(host):
-            raise BadRequest(f"{host} is a public suffix; rules apply to a site under it", code="public_suffix")
     return host
+
+
+def scope_words(host: str) -> str:
+    """How an activity line names what a rule or a forget on `host` covers."""
+    return f"{host} and its subdomains" if covers_subdomains(host) else f"{host} (this host only)"
 
 
 class PolicyOwner:
@@ -77,7 +89,10 @@ class PolicyOwner:
     async def load(self) -> dict[str, Any]:
         """Read the rules and build the snapshot the extension and the server resolve from."""
         rows = await self.store.fetchall("SELECT host, mode FROM site_rules ORDER BY host")
-        rules = [{"host": r["host"], "mode": r["mode"]} for r in rows]
+        rules: list[dict[str, Any]] = [
+            {"host": r["host"], "mode": r["mode"], **({} if covers_subdomains(r["host"]) else {"exact": True})}
+            for r in rows
+        ]
         sens = sensitive_defaults()
         body = {
             "global_default": GLOBAL_DEFAULT,
@@ -124,9 +139,7 @@ class PolicyOwner:
                 "ON CONFLICT(host) DO UPDATE SET mode=excluded.mode, updated_at=excluded.updated_at",
                 (host, mode, time.time()),
             )
-            await activity.record(
-                conn, "rule", f"{host} and its subdomains: {mode}", source_host=host, detail={"mode": mode}
-            )
+            await activity.record(conn, "rule", f"{scope_words(host)}: {mode}", source_host=host, detail={"mode": mode})
         await self.load()
         return {"host": host, "mode": mode}
 

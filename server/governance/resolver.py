@@ -7,7 +7,10 @@ resolve(host, snapshot):
    or a first-label rule such as `login.` on a host of three labels or more) — and a sensitive
    default on a MORE specific host than the winning user rule beats that rule;
 3. the global default.
-IP literals and single-label names match only exactly. The result carries its reason.
+IP literals and single-label names match only exactly. A rule the snapshot marks `exact` (a
+rule on a public suffix such as `wiki` or `com`: policy.covers_subdomains) covers only its own
+host; a rule on an IPv4 address also covers its IPv4-mapped IPv6 spelling. The result carries
+its reason.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import Any
 
 from server.urls import (  # the host rules live with the URL rule
     clean_host,
+    embedded_ipv4,
     host_parents,
     is_ip_literal,
+    mapped_ipv4_spelling,
 )
 
-__all__ = ["MODES", "Resolution", "clean_host", "is_ip_literal", "resolve"]
+__all__ = ["MODES", "Resolution", "clean_host", "embedded_ipv4", "is_ip_literal", "resolve"]
 
 MODES = ("off", "suggest", "collect")
 
@@ -35,24 +40,6 @@ class Resolution:
 
     def as_dict(self) -> dict[str, str]:
         return dataclasses.asdict(self)
-
-
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-
-
-def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries: mapped ::ffff:a.b.c.d, compatible ::a.b.c.d,
-    NAT64 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::; None otherwise (extension/shared/urls.js
-    embeddedIPv4 is the same rule)."""
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if int(ip) >> 32 == 0 and int(ip) > 0xFFFF:  # IPv4-compatible (deprecated); not :: or ::1
-        return ipaddress.IPv4Address(int(ip))
-    return None
 
 
 _parents = host_parents  # host itself, then each parent by whole labels (server.urls)
@@ -105,9 +92,11 @@ def resolve(host: str, snapshot: dict[str, Any]) -> Resolution:
     if not h:
         return Resolution(h, "off", "invalid-host")
     rules = {r["host"]: r["mode"] for r in snapshot.get("rules", [])}
+    exact = {r["host"] for r in snapshot.get("rules", []) if r.get("exact")}
+    mapped = mapped_ipv4_spelling(h)
     rule: tuple[int, str] | None = None
-    for cand in _parents(h):
-        if cand in rules:
+    for cand in [h, mapped] if mapped else _parents(h):
+        if cand in rules and (cand == h or cand == mapped or cand not in exact):
             rule = (_depth(cand), cand)
             break
     sens = _sensitive(h, snapshot.get("sensitive", {}))

@@ -10,6 +10,10 @@ their chunks and conversations are not soft-forgotten (forget keeps library docu
 clause is the host part only. `wf_visible` is a SQL function installed on both store connections
 at start (`install`). tests/test_visibility_readers.py finds every SQL reader of these tables
 and fails on one that skips this rule.
+
+The one variant is the export's `--include-off` (`visible(table, alias, include_off=True)`): it
+lifts the site-mode half only, so items of `off` sites leave too while forgotten ones never do.
+The readers test allows it only in the export's readers it lists.
 """
 
 from __future__ import annotations
@@ -38,12 +42,16 @@ MEMO_MAX = 10_000
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def visible(table: str, alias: str) -> str:
-    """The SQL condition under which a row `alias` of item table `table` may be shown."""
+def visible(table: str, alias: str, *, include_off: bool = False) -> str:
+    """The SQL condition under which a row `alias` of item table `table` may be shown; with
+    `include_off` (the export's deliberate bypass) the host's site mode is not asked, but a
+    forgotten row still never is."""
     if table not in ITEM_TABLES:
         raise ValueError(f"{table} is not an item table")
     if not _ALIAS.match(alias):
         raise ValueError("alias must be an SQL name")
+    if include_off:
+        return f"({alias}.invalid_at IS NULL)" if ITEM_TABLES[table] else "(1)"
     host = f"{FUNCTION}({alias}.source_host)"
     if table == "activity":
         # a row about a page (source_url) is an item; a governance row (a rule, a forget, an

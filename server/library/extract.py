@@ -8,11 +8,19 @@ page's declared canonical URL and language are read from its <head>.
 `extract_html` is CPU-bound: call it through `extract`, which runs it in a worker PROCESS —
 a thread would still hold the GIL for long stretches of parsing and stall the event loop
 (measured by bench/load.py) — never on the event loop.
+
+Bounded in time: one page gets TIME_LIMIT_SECONDS of a worker, counted from when a worker is
+free for it (at most one page per worker is handed to the pool, so a page never waits inside it).
+A page that runs over has its worker killed and replaced (any other page in the same pool is
+retried once on the new one) and is refused 422 `extract_timeout`: the queue moves on. A tree
+with more than FAST_TREE_ELEMENTS elements skips trafilatura's comparison with jusText, whose
+neighbour search is quadratic in the number of short paragraphs (1 MB of tiny tables: minutes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import dataclasses
 import logging
@@ -26,7 +34,6 @@ import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from functools import partial
 from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup
@@ -46,7 +53,12 @@ with warnings.catch_warnings():
     )
     from trafilatura.utils import load_html
 
+from server.errors import UnprocessableContent
+
 log = logging.getLogger("wherefrom.library")
+
+TIME_LIMIT_SECONDS = 30.0  # one page's extraction; more and its worker is replaced
+FAST_TREE_ELEMENTS = 5_000  # real pages measured: under 3,000 elements (shared reference pages)
 
 # extraction is CPU work in its own process(es), leaving a core to the event loop; started on
 # first use with "spawn" (no fork of a process that runs threads)
@@ -118,16 +130,65 @@ class Extracted(Meta):
     extractor: str = "trafilatura"  # 'trafilatura' | 'fallback' | 'text'
 
 
-async def extract(html: str, url: str) -> Extracted:
-    """`extract_html` off the event loop."""
-    loop = asyncio.get_running_loop()
-    try:
-        return await loop.run_in_executor(_pool(), partial(extract_html, html, url))
-    except BrokenProcessPool:
-        # a worker died (e.g. killed): start a new pool once and try again
-        global _POOL
+class ExtractionTimeout(UnprocessableContent):
+    code = "extract_timeout"
+
+
+_SLOTS: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+
+
+def _slots(loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+    """One slot per worker: a page enters the pool only when a worker is free for it."""
+    global _SLOTS
+    if _SLOTS is None or _SLOTS[0] is not loop:
+        _SLOTS = (loop, asyncio.Semaphore(_WORKERS))
+    return _SLOTS[1]
+
+
+async def _started_pool() -> ProcessPoolExecutor:
+    """The pool, its workers started: a new pool's start-up (spawning, importing the
+    extractors: seconds) is not counted against the page that happens to need it first."""
+    fresh = _POOL is None
+    pool = _pool()
+    if fresh:
+        await asyncio.wrap_future(pool.submit(os.getpid))
+    return pool
+
+
+def _replace(pool: ProcessPoolExecutor) -> None:
+    """Kill `pool`'s workers (a page that runs over cannot be interrupted any other way) and let
+    the next call start a fresh pool."""
+    global _POOL
+    if _POOL is pool:
         _POOL = None
-        return await loop.run_in_executor(_pool(), partial(extract_html, html, url))
+    for proc in list(pool._processes.values()):
+        with contextlib.suppress(OSError, ValueError):
+            proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def extract(html: str, url: str) -> Extracted:
+    """`extract_html` off the event loop, in at most TIME_LIMIT_SECONDS of a worker."""
+    loop = asyncio.get_running_loop()
+    async with _slots(loop):
+        for attempt in range(2):
+            pool = await _started_pool()
+            try:
+                future = pool.submit(extract_html, html, url)
+                return await asyncio.wait_for(asyncio.wrap_future(future), TIME_LIMIT_SECONDS)
+            except TimeoutError:
+                log.warning("extraction of %s ran over %.0f s; its worker was replaced", url, TIME_LIMIT_SECONDS)
+                _replace(pool)
+                raise ExtractionTimeout(
+                    f"the page took longer than {TIME_LIMIT_SECONDS:g} s to read; nothing was saved",
+                    limit_seconds=TIME_LIMIT_SECONDS,
+                ) from None
+            except BrokenProcessPool:
+                # a worker died (killed, or replaced for another page): start a new pool once
+                _replace(pool)
+                if attempt:
+                    raise
+    raise AssertionError("unreachable")
 
 
 def extract_html(html: str, url: str) -> Extracted:
@@ -141,8 +202,9 @@ def extract_html(html: str, url: str) -> Extracted:
     text = ""
     if tree is not None:
         meta = page_metadata(tree, url)
+        fast = sum(1 for _ in tree.iter()) > FAST_TREE_ELEMENTS
         try:
-            doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, include_tables=True)
+            doc = trafilatura.bare_extraction(tree, url=url, fast=fast, include_comments=False, include_tables=True)
         except Exception:  # noqa: BLE001 - a failure on one page is the fallback's job
             log.debug("trafilatura failed on %s", url, exc_info=True)
             doc = None

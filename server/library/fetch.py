@@ -5,7 +5,8 @@ Refused (DestinationRefused, 400), before any byte is sent:
 - a destination address that is loopback, private (RFC 1918, unique-local), link-local
   (169.254/16 and fe80::/10: cloud metadata lives there), multicast, reserved, unspecified,
   shared (100.64/10) or otherwise not globally routable; IPv4 embedded in IPv6 (mapped
-  ::ffff:a.b.c.d, compatible, 6to4, NAT64 64:ff9b::/96, Teredo) is judged as that IPv4.
+  ::ffff:a.b.c.d, compatible, 6to4, NAT64 64:ff9b::/96: server.urls.embedded_ipv4, the rule the
+  site-mode resolver uses too) is judged as that IPv4; Teredo as itself (not global).
 Every hop's URL is read by the WHATWG URL parser (server.urls, the parser Chrome's rule
 follows), and the request is made to that canonical URL: the host that is checked is the host
 that is connected to (`127。0。0。1`, `１２７.0.0.1`, `2130706433`, `0x7f000001` are all
@@ -40,7 +41,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from server.errors import BadRequest, UnprocessableContent, UpstreamError
-from server.urls import MAX_URL_CHARS, clean_host
+from server.urls import MAX_URL_CHARS, clean_host, embedded_ipv4
 
 Gate = Callable[[str], Awaitable[object]]
 
@@ -53,7 +54,6 @@ TEXT_TYPES = ("text/plain",)
 REDIRECTS = (301, 302, 303, 307, 308)
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _RELAXABLE = ("loopback", "private")
 
 
@@ -80,7 +80,7 @@ class Fetched:
 def address_refusal(ip: IpAddress, *, allow_private: bool = False) -> str | None:
     """Why `ip` may not be fetched, or None when it is a public address."""
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(ip)
+        embedded = embedded_ipv4(ip)
         if embedded is not None:
             reason = address_refusal(embedded, allow_private=allow_private)
             return f"{reason}, embedded in IPv6" if reason else None
@@ -102,21 +102,6 @@ def address_refusal(ip: IpAddress, *, allow_private: bool = False) -> str | None
     if reason in _RELAXABLE and allow_private:
         return None
     return reason
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    packed = ip.packed
-    if packed[:12] == bytes(12) and int(ip) > 1:  # IPv4-compatible ::a.b.c.d (deprecated)
-        return ipaddress.IPv4Address(packed[12:])
-    return None
 
 
 def parse_ip(host: str) -> IpAddress | None:

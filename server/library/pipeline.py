@@ -16,7 +16,7 @@ import hashlib
 import time
 from typing import Any
 
-from server import activity
+from server import activity, limits
 from server.errors import UnprocessableContent
 from server.governance.policy import PolicyOwner
 from server.library import queries
@@ -27,7 +27,8 @@ from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.searchtext import index_form
 from server.store.db import Store
-from server.urls import host_of
+from server.textcaps import cap
+from server.urls import MAX_URL_CHARS, host_of
 
 SAVED, UPDATED, UNCHANGED = "saved", "updated", "unchanged"
 
@@ -88,7 +89,9 @@ async def save_page(
     extracted = await _extracted(url, html, text)
     if not extracted.text:
         raise UnprocessableContent("no readable text was found on the page; nothing was saved", code="no_text")
-    title_used = (title or "").strip() or extracted.title or prov.source_url
+    title_used = cap(
+        (title or "").strip() or extracted.title or prov.source_url, limits.STORED_TITLE_CHARS, ellipsis=True
+    )
     prov = stamp(url, title_used)
     now = time.time()
     async with store.transaction() as conn:
@@ -133,6 +136,7 @@ async def store_document(
     """Write one document and its chunks inside the caller's transaction, de-duplicated by its
     normalised URL: (id, saved | updated | unchanged, chunks). Also the import's way in (its own times;
     `only_if_newer`: an imported copy older than the stored one changes nothing)."""
+    title, extracted = stored_meta(title, extracted)
     chunks = chunk_text(extracted.text)
     digest = hashlib.sha256(extracted.text.encode("utf-8")).hexdigest()
     row = await (
@@ -193,6 +197,26 @@ async def store_document(
         doc_id = int(cur.lastrowid or 0)
     await _insert_chunks(conn, doc_id, prov, title, chunks)
     return doc_id, outcome, len(chunks)
+
+
+def stored_meta(title: str, extracted: Extracted) -> tuple[str, Extracted]:
+    """The title and page metadata as stored: cut like a client's fields (a page's own <title>
+    or author can be any length), a canonical URL longer than a URL may be dropped (a cut URL
+    would name another page)."""
+
+    def short(value: str | None) -> str | None:
+        return cap(value, limits.STORED_META_CHARS, ellipsis=True) if value else value
+
+    canonical = extracted.canonical_url
+    return cap(title, limits.STORED_TITLE_CHARS, ellipsis=True), dataclasses.replace(
+        extracted,
+        title=cap(extracted.title, limits.STORED_TITLE_CHARS, ellipsis=True) if extracted.title else None,
+        author=short(extracted.author),
+        sitename=short(extracted.sitename),
+        date=short(extracted.date),
+        language=short(extracted.language),
+        canonical_url=canonical if canonical and len(canonical) <= MAX_URL_CHARS else None,
+    )
 
 
 async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:

@@ -65,13 +65,15 @@ async def documents_for_page(store: Store, source_url: str) -> list[dict[str, An
     return [document_summary(r) for r in rows]
 
 
-async def count_for_host(store: Store, host: str) -> int:
-    """Documents from `host` and its subdomains (whole labels: never notexample.com)."""
+async def count_for_host(store: Store, host: str, *, subdomains: bool = True) -> int:
+    """Documents from `host` and (unless not `subdomains`) its subdomains (whole labels: never
+    notexample.com)."""
     h = clean_host(host)
     if not h:
         return 0
+    clause = host_clause("source_host", "host") if subdomains else "source_host = :host"
     row = await store.fetchone(
-        f"SELECT COUNT(*) FROM documents WHERE {host_clause('source_host', 'host')}",  # noqa: S608 - built by host_clause
+        f"SELECT COUNT(*) FROM documents WHERE {clause}",  # noqa: S608 - built by host_clause
         {"host": h},
     )
     return int(row[0]) if row else 0

@@ -11,6 +11,7 @@ incoming), what each incoming turn does. A turn is matched to a stored one in th
 and then:
   matched by id, same text or stored extends it      -> unchanged
   matched by id, other text                          -> updated (the site says it is that turn)
+  matched by id to a version not shown               -> shown (the person switched back to it)
   matched by content                                 -> unchanged
   by place: stored text extends it, same role,
             ids do not disagree                      -> unchanged (a late, shorter re-send
@@ -18,18 +19,26 @@ and then:
   by place: it extends the stored text, same role,
             the stored turn is the LAST one and has
             no native id                             -> updated (a reply still growing)
-  by place: anything else                            -> added at the end (never replaces)
+  by place: same role, other text (or another id),
+            after a turn that matched               -> a new VERSION of that turn, shown in
+                                                        its place (a regenerated reply, an
+                                                        edited message); an earlier version
+                                                        with that text or id is shown again
+  by place: anything else                            -> added at the end (never replaces: a
+                                                        thread that shares nothing with the
+                                                        stored one may be another chat's,
+                                                        sent under this URL after pushState)
   no stored turn at that place                       -> added (before the first stored turn
                                                         when it precedes the first match,
                                                         else after the last; order kept)
-So a stored turn with a native id is only ever updated by a turn with the same id; a reply
-re-sent as it grows updates one turn and never adds fragments; and a capture never replaces
-earlier turns with different ones. Decision: different turns at a stored place are APPENDED
-as new turns (not refused with 409) — nothing stored is lost, nothing sent is lost, a thread
-edited on a site without ids keeps capturing (the edited turns, once appended, match by
-content on the next re-send), and re-sends stay idempotent. Forgotten turns still take part in
-matching (a re-sent forgotten turn stays forgotten; an undo restores it in its place, without
-duplicates).
+When a capture makes a new version, the stored turns after its last place stop being shown
+(an edited message drops the turns after it on the site; they are kept as versions). Only the
+versions shown take part in matching by content and place. So a stored turn with a
+native id is only ever updated by a turn with the same id; a reply re-sent as it grows updates
+one turn and never adds fragments; a changed turn never becomes a turn after it, and nothing
+stored is lost: every version is kept (server.memory.versions numbers them), re-sends stay
+idempotent. Forgotten turns still take part in matching (a re-sent forgotten turn stays
+forgotten; an undo restores it in its place, without duplicates).
 """
 
 from __future__ import annotations
@@ -45,19 +54,16 @@ import aiosqlite
 
 from server import activity, ages, limits
 from server.governance.policy import PolicyOwner
-from server.governance.visibility import visible
 from server.memory.facts import (
     MAX_TITLE_CHARS,
     clean_text,
     insert_fact,
-    turn_markdown,
 )
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
 from server.searchtext import search_forms
 from server.store.db import Store
 from server.textcaps import cap, cap_markdown
-from server.urls import normalise_url
 
 MAX_TURN_CHARS = limits.TURN_CHARS
 MAX_MARKDOWN_CHARS = limits.MARKDOWN_CHARS
@@ -84,18 +90,24 @@ class Incoming:
     valid_at: float | None = None  # the turn's own time (an import); None: the time it is stored
     granularity: str = ages.INSTANT
     markdown: str | None = None  # the turn as GFM (code fenced, tables, math as TeX)
+    position: int | None = None  # its place, when the sender knows it (an import of a tree)
+    shown: bool = True  # False: a version not on the branch shown (an import of a tree)
 
 
 @dataclasses.dataclass(frozen=True)
 class Op:
-    action: str  # add | update | unchanged
+    action: str  # add | update | unchanged | version (new, shown at `position`) | show
     incoming: int  # index into the incoming turns
     stored_id: int | None = None
     position: int | None = None
 
 
-def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
-    """Decide, without touching the store, what each incoming turn does (see module doc)."""
+def plan(
+    stored: Sequence[Stored], incoming: Sequence[Incoming], hidden: Sequence[Stored] = (), next_free: int = 0
+) -> list[Op]:
+    """Decide, without touching the store, what each incoming turn does (see module doc).
+    `stored`: the versions shown, in order; `hidden`: the other versions; `next_free`: a
+    position above every stored row."""
     # a site's id may name an exchange (Gemini's container, ChatGPT's turn key hold the prompt
     # and its reply), so a turn is identified by its id together with its role
     by_native: dict[tuple[str, str], int] = {}
@@ -104,10 +116,13 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
         if s.native_id:
             by_native.setdefault((s.native_id, s.role), j)
         by_content.setdefault((s.role, s.text), []).append(j)
+    other_native = {(h.native_id, h.role): h for h in hidden if h.native_id}
+    index_of = {s.position: j for j, s in enumerate(stored)}
+    other_place = {(h.position, h.role, h.text): h for h in hidden}
     anchor = _anchor(incoming, by_native, by_content)
     used: set[int] = set()
     ops: list[Op] = []
-    next_position = (max(s.position for s in stored) + 1) if stored else 0
+    next_position = max([next_free, *((s.position + 1) for s in stored)])
     last = -1  # the stored index of the latest match
     k: int | None
     for i, turn in enumerate(incoming):
@@ -121,6 +136,14 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
             s = stored[k]
             same = s.text == turn.text or s.text.startswith(turn.text)
             ops.append(Op("unchanged" if same and s.role == turn.role else "update", i, s.id))
+            continue
+        h = other_native.get((turn.native_id, turn.role)) if turn.native_id else None
+        if h is not None:
+            at = index_of.get(h.position)
+            if at is not None:
+                used.add(at)
+                last = max(last, at)
+            ops.append(Op("show", i, h.id, h.position))
             continue
         k = _next_after(by_content.get((turn.role, turn.text), []), last)
         if k is not None and k not in used and _ids_agree(stored[k], turn):
@@ -143,6 +166,12 @@ def plan(stored: Sequence[Stored], incoming: Sequence[Incoming]) -> list[Op]:
                 used.add(c)
                 last = c
                 ops.append(Op("update", i, s.id))
+                continue
+            if s.role == turn.role and last >= 0:
+                used.add(c)
+                last = c
+                h = other_place.get((s.position, turn.role, turn.text))
+                ops.append(Op("show", i, h.id, h.position) if h else Op("version", i, s.id, s.position))
                 continue
         ops.append(Op("add", i, position=next_position))
         next_position += 1
@@ -200,7 +229,7 @@ async def upsert(
     async with store.transaction() as conn:
         conversation_id, title = await conversation_row(conn, prov, site, title, now)
         counts, total = await write_turns(conn, prov, conversation_id, title, incoming, now)
-        if counts["add"] or counts["update"]:
+        if counts["add"] or counts["update"] or counts["version"] or counts["show"]:
             await _record(conn, prov, conversation_id, total, counts, now)
     cache.invalidate_url(prov.source_url)
     return {
@@ -208,6 +237,8 @@ async def upsert(
         "added": counts["add"],
         "updated": counts["update"],
         "unchanged": counts["unchanged"],
+        "versions": counts["version"],  # new versions of a stored turn (shown in its place)
+        "switched": counts["show"],  # an earlier version shown again
     }
 
 
@@ -221,15 +252,21 @@ async def write_turns(
 ) -> tuple[dict[str, int], int]:
     """Apply `plan()` to a conversation inside the caller's transaction: (counts, stored turns)."""
     rows = await conn.execute_fetchall(
-        "SELECT id, position, role, text, native_id, markdown FROM facts WHERE conversation_id = ? ORDER BY position",
+        "SELECT id, position, role, text, native_id, markdown, shown FROM facts WHERE conversation_id = ? "
+        "ORDER BY position, valid_at, id",
         (conversation_id,),
     )
-    stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows]
+    stored = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows if r["shown"]]
+    hidden = [Stored(r["id"], r["position"], r["role"], r["text"], r["native_id"]) for r in rows if not r["shown"]]
     stored_md = {r["id"]: (r["text"], r["markdown"]) for r in rows}
-    ops = plan(stored, incoming)
+    next_free = max((r["position"] for r in rows), default=-1) + 1
+    ops = plan(stored, incoming, hidden, next_free)
+    rewritten = 0  # versions shown again with a new text (the site's id says it is that turn)
     for op in ops:
         turn = incoming[op.incoming]
-        if op.action == "add":
+        if op.action in ("add", "version"):
+            if op.action == "version":
+                await show_only(conn, conversation_id, op.position, None)
             await insert_fact(
                 conn,
                 stamp(prov.source_url, turn.native_id or title),
@@ -245,7 +282,8 @@ async def write_turns(
                 native_id=turn.native_id,
                 markdown=turn.markdown,
             )
-        elif op.action == "update":
+        elif op.action == "update" or (op.action == "show" and stored_md[op.stored_id or 0][0] != turn.text):
+            rewritten += op.action == "show"
             await conn.execute(
                 "UPDATE facts SET text = :text, role = :role, native_id = COALESCE(:native_id, native_id), "
                 "markdown = :markdown, search_text = :search_text, updated_at = :now WHERE id = :id",
@@ -264,8 +302,30 @@ async def write_turns(
             if text == turn.text and markdown != turn.markdown:
                 # the same text, its structure newly seen (a turn stored before Markdown was kept)
                 await conn.execute("UPDATE facts SET markdown = ? WHERE id = ?", (turn.markdown, op.stored_id))
-    counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged")}
+        if op.action == "show":
+            await show_only(conn, conversation_id, op.position, op.stored_id)
+    counts = {a: sum(1 for op in ops if op.action == a) for a in ("add", "update", "unchanged", "version", "show")}
+    counts["update"] += rewritten
+    if counts["version"] and ops:
+        # an edited message: the site drops the turns after it, so the stored turns after the
+        # capture's last place belong to the branch left behind — kept, no longer shown
+        place = {s.id: s.position for s in stored}
+        ends = max((op.position if op.position is not None else place.get(op.stored_id or -1, -1)) for op in ops)
+        await conn.execute(
+            "UPDATE facts SET shown = 0 WHERE conversation_id = ? AND shown = 1 AND position > ?",
+            (conversation_id, ends),
+        )
     return counts, len(stored) + counts["add"]
+
+
+async def show_only(
+    conn: aiosqlite.Connection, conversation_id: int, position: int | None, fact_id: int | None
+) -> None:
+    """Make `fact_id` the version shown at `position` (None: hide them all, a new one follows)."""
+    await conn.execute(
+        "UPDATE facts SET shown = (id IS ?) WHERE conversation_id = ? AND position = ? AND shown != (id IS ?)",
+        (fact_id, conversation_id, position, fact_id),
+    )
 
 
 async def conversation_row(
@@ -332,7 +392,7 @@ async def _record(
         detail = json.loads(last["detail"])
         if detail.get("conversation_id") == conversation_id:
             detail["added"] = detail.get("added", 0) + counts["add"]
-            detail["updated"] = detail.get("updated", 0) + counts["update"]
+            detail["updated"] = detail.get("updated", 0) + counts["update"] + counts["version"]
             await conn.execute(
                 "UPDATE activity SET at = ?, summary = ?, detail = ? WHERE id = ?",
                 (now, summary, json.dumps(detail), last["id"]),
@@ -344,35 +404,12 @@ async def _record(
         summary,
         source_url=prov.source_url,
         source_host=prov.source_host,
-        detail={"conversation_id": conversation_id, "added": counts["add"], "updated": counts["update"]},
+        detail={
+            "conversation_id": conversation_id,
+            "added": counts["add"],
+            "updated": counts["update"] + counts["version"],
+        },
     )
-
-
-async def conversation_turns(store: Store, url: str, site: str | None = None) -> dict[str, Any]:
-    """GET /api/conversations: the live turns stored for a page, in order, with what the panel
-    shows above them: the conversation's title, site, host and when it was last captured
-    (null when nothing is stored for the page)."""
-    source_url = normalise_url(url)
-    sql = (
-        "SELECT f.role, f.text, f.markdown, c.id AS cid, c.site, c.source_host, c.source_ref, c.updated_at "  # noqa: S608
-        "FROM conversations c JOIN facts f ON f.conversation_id = c.id "
-        f"WHERE c.source_url = ? AND {visible('conversations', 'c')} AND {visible('facts', 'f')}"
-    )
-    params: list[Any] = [source_url]
-    if site is not None:
-        sql += " AND c.site = ?"
-        params.append(site.strip().lower())
-    rows = await store.fetchall(sql + " ORDER BY c.id, f.position", params)
-    head = rows[0] if rows else None
-    return {
-        "url": source_url,
-        "title": head["source_ref"] if head else None,
-        "site": head["site"] if head else None,
-        "source_host": head["source_host"] if head else None,
-        "captured_at": max(r["updated_at"] for r in rows) if rows else None,
-        "age": ages.age(max(r["updated_at"] for r in rows), ages.INSTANT) if rows else None,
-        "turns": [{"role": r["role"], "text": r["text"], "markdown": turn_markdown(r)} for r in rows],
-    }
 
 
 def _markdown(value: Any) -> str | None:

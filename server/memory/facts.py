@@ -23,17 +23,18 @@ from server.store.db import Store
 from server.textcaps import cap, cap_markdown
 
 MAX_TEXT_CHARS = limits.NOTE_CHARS
-MAX_TITLE_CHARS = 500  # a page title is cut (on a character boundary), never refused
+MAX_TITLE_CHARS = limits.STORED_TITLE_CHARS  # a page title is cut (on a character boundary), never refused
+VIA = ("mcp",)  # who else may write a note: an agent through `wherefrom mcp --allow-writes`
 ANSWER_TEXT_CHARS = 600  # a fact's text in page-match tiers and search results
 ANSWER_MARKDOWN_CHARS = 20_000  # a turn's Markdown in those answers (cut by cap_markdown)
 
 INSERT_FACT = """
 INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity,
                   created_at, updated_at, conversation_id, position, role, native_id,
-                  search_title, search_text, markdown)
+                  search_title, search_text, markdown, via, shown)
 VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at, :granularity,
         :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
-        :search_title, :search_text, :markdown)
+        :search_title, :search_text, :markdown, :via, :shown)
 """
 
 
@@ -51,8 +52,11 @@ def fact_row(
     role: str | None = None,
     native_id: str | None = None,
     markdown: str | None = None,
+    via: str | None = None,
+    shown: bool = True,
 ) -> dict[str, Any]:
-    """The parameters of INSERT_FACT; the source columns come only from a Provenance."""
+    """The parameters of INSERT_FACT; the source columns come only from a Provenance. `via`:
+    who wrote it when not the person (VIA: an agent through MCP)."""
     return {
         "kind": kind,
         "title": title,
@@ -67,6 +71,8 @@ def fact_row(
         "role": role,
         "native_id": native_id,
         "markdown": markdown,
+        "via": via,
+        "shown": int(shown),
         **search_forms(title, text),
     }
 
@@ -107,6 +113,7 @@ async def write_fact(
     title: str,
     text: str,
     valid_day: str | None = None,
+    via: str | None = None,
 ) -> int:
     """POST /api/notes and /api/clips: one fact, one activity row, one transaction."""
     prov = stamp(url, title)
@@ -120,9 +127,9 @@ async def write_fact(
         valid_at, granularity = day_valid_at(valid_day), ages.DAY
     async with store.transaction() as conn:
         fact_id = await insert_fact(
-            conn, prov, kind=kind, title=title, text=text, valid_at=valid_at, granularity=granularity, now=now
+            conn, prov, kind=kind, title=title, text=text, valid_at=valid_at, granularity=granularity, now=now, via=via
         )
-        label = "Note" if kind == "note" else "Clip"
+        label = ("Note" if kind == "note" else "Clip") + (f" (via {via})" if via else "")
         await activity.record(
             conn,
             kind,
@@ -147,6 +154,8 @@ def fact_answer(row: aiosqlite.Row, *, now: float | None = None) -> dict[str, An
         "source_ref": row["source_ref"],
         "age": ages.age(row["valid_at"], row["granularity"], now=now),
     }
+    if "via" in row.keys() and row["via"]:
+        out["via"] = row["via"]  # written by an agent (MCP), not the person
     if row["kind"] == "turn":
         out["role"] = row["role"]
         out["conversation_id"] = row["conversation_id"]

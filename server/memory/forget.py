@@ -19,7 +19,7 @@ from typing import Any
 
 from server import activity, limits
 from server.errors import Conflict, NotFound
-from server.governance.policy import rule_host
+from server.governance.policy import covers_subdomains, rule_host, scope_words
 from server.library import queries as library
 from server.probe_cache import ProbeCache
 from server.store.db import Store
@@ -27,18 +27,20 @@ from server.urls import host_clause
 
 CONFIRM_SECONDS = limits.FORGET_CONFIRM_SECONDS
 
-# the host and its subdomains, whole labels (server.urls.host_clause: never notexample.com)
-COUNT_LIVE = f"SELECT COUNT(*) FROM facts WHERE invalid_at IS NULL AND {host_clause('source_host', 'host')}"  # noqa: S608
+# the host and (unless :exact, policy.covers_subdomains) its subdomains, whole labels
+# (server.urls.host_clause: never notexample.com)
+SCOPE = f"(source_host = :host OR (NOT :exact AND {host_clause('source_host', 'host')}))"
+COUNT_LIVE = f"SELECT COUNT(*) FROM facts WHERE invalid_at IS NULL AND {SCOPE}"  # noqa: S608
 HIDE_LIVE = (
     "UPDATE facts SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
-    f"WHERE invalid_at IS NULL AND {host_clause('source_host', 'host')}"
+    f"WHERE invalid_at IS NULL AND {SCOPE}"
 )
 # the activity rows that carry a fact's text and page (a note, a clip, a capture) go with the facts;
 # documents are kept by forget, and so are their rows; rule / forget / undo rows carry no page
 HIDE_ACTIVITY = (
     "UPDATE activity SET invalid_at = :now, forget_batch = :batch "  # noqa: S608 - built by host_clause
     "WHERE invalid_at IS NULL AND kind IN ('note', 'clip', 'capture') AND source_url IS NOT NULL "
-    f"AND {host_clause('source_host', 'host')}"
+    f"AND {SCOPE}"
 )
 
 
@@ -73,10 +75,14 @@ class Confirmations:
         return self._items.pop(token)
 
 
+def _scope(host: str) -> dict[str, Any]:
+    return {"host": host, "exact": int(not covers_subdomains(host))}
+
+
 async def counts(store: Store, host: str) -> tuple[int, int]:
-    row = await store.fetchone(COUNT_LIVE, {"host": host})
+    row = await store.fetchone(COUNT_LIVE, _scope(host))
     facts = int(row[0]) if row else 0
-    return facts, await library.count_for_host(store, host)
+    return facts, await library.count_for_host(store, host, subdomains=covers_subdomains(host))
 
 
 async def dry_run(store: Store, confirmations: Confirmations, raw_host: str) -> dict[str, Any]:
@@ -86,6 +92,7 @@ async def dry_run(store: Store, confirmations: Confirmations, raw_host: str) -> 
         "host": host,
         "facts": facts,
         "documents": documents,
+        "subdomains": covers_subdomains(host),
         "confirm": confirmations.issue(host, facts, documents),
         "expires_in": CONFIRM_SECONDS,
     }
@@ -99,9 +106,9 @@ async def apply(
     batch = secrets.token_urlsafe(12)
     now = time.time()
     async with store.transaction() as conn:
-        row = await (await conn.execute(COUNT_LIVE, {"host": host})).fetchone()
+        row = await (await conn.execute(COUNT_LIVE, _scope(host))).fetchone()
         facts = int(row[0]) if row else 0
-        documents = await library.count_for_host(store, host)
+        documents = await library.count_for_host(store, host, subdomains=covers_subdomains(host))
         if (facts, documents) != (pending.facts, pending.documents):
             raise Conflict(
                 "what is stored from this site changed since the dry run; ask again",
@@ -109,8 +116,8 @@ async def apply(
                 facts=facts,
                 documents=documents,
             )
-        await conn.execute(HIDE_LIVE, {"now": now, "batch": batch, "host": host})
-        hidden_activity = (await conn.execute(HIDE_ACTIVITY, {"now": now, "batch": batch, "host": host})).rowcount
+        await conn.execute(HIDE_LIVE, {"now": now, "batch": batch, **_scope(host)})
+        hidden_activity = (await conn.execute(HIDE_ACTIVITY, {"now": now, "batch": batch, **_scope(host)})).rowcount
         await conn.execute(
             "INSERT INTO forget_batches(id, host, at, facts, documents) VALUES (?, ?, ?, ?, ?)",
             (batch, host, now, facts, documents),
@@ -118,7 +125,7 @@ async def apply(
         await activity.record(
             conn,
             "forget",
-            f"Forgot {host} and its subdomains: {facts} facts hidden ({documents} library documents kept)",
+            f"Forgot {scope_words(host)}: {facts} facts hidden ({documents} library documents kept)",
             source_host=host,
             detail={"batch": batch, "facts": facts, "documents": documents, "activity": hidden_activity},
         )

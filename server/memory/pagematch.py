@@ -29,7 +29,7 @@ from server.urls import host_of, normalise_url
 EXACT_LIMIT = 50
 FACT_COLUMNS = (
     "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
-    "f.role, f.conversation_id, f.markdown"
+    "f.role, f.conversation_id, f.markdown, f.via"
 )
 SITE_LIMIT = 20
 RELATED_LIMIT = 10

@@ -8,9 +8,10 @@ from aiohttp import web
 
 from server import appkeys, limits
 from server.api import Api
-from server.errors import BadRequest
-from server.memory import activity_log, captures, facts, forget, pagematch
+from server.errors import BadRequest, NotFound
+from server.memory import activity_log, captures, facts, forget, pagematch, threads
 from server.memory import search as search_mod
+from server.render import conversation as render_conversation
 
 api = Api()
 
@@ -25,7 +26,11 @@ FACT_PROPERTIES: dict[str, object] = {
 FACT_BODY = {"type": "object", "properties": FACT_PROPERTIES, "required": ["url", "text"]}
 NOTE_BODY = {
     **FACT_BODY,
-    "properties": {**FACT_PROPERTIES, "valid_day": {"type": "string", "minLength": 10, "maxLength": 10}},
+    "properties": {
+        **FACT_PROPERTIES,
+        "valid_day": {"type": "string", "minLength": 10, "maxLength": 10},
+        "via": {"type": "string", "enum": list(facts.VIA), "description": "written by an agent (MCP), not the person"},
+    },
 }
 # 20,000 characters may be 4 bytes each, or 12 as JSON \ud83e\uddea escapes
 FACT_MAX_BODY = 12 * facts.MAX_TEXT_CHARS + 64 * 1024
@@ -50,6 +55,7 @@ async def post_note(request: web.Request, body: dict[str, Any], query: dict[str,
         title=body.get("title", ""),
         text=body["text"],
         valid_day=body.get("valid_day"),
+        via=body.get("via"),
     )
     return {"id": fact_id}
 
@@ -121,15 +127,43 @@ async def post_capture(request: web.Request, body: dict[str, Any], query: dict[s
 @api.route(
     "GET",
     "/api/conversations",
-    summary="The stored turns of a page's conversation, in order",
+    summary="The turns shown of a page's conversation, with dates and versions (versions=true: the others too)",
     query={
         "type": "object",
-        "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}},
+        "properties": {"url": URL, "site": {"type": "string", "maxLength": 100}, "versions": {"type": "boolean"}},
         "required": ["url"],
     },
 )
 async def get_conversations(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
-    return await captures.conversation_turns(request.app[appkeys.STORE], query["url"], query.get("site"))
+    return await threads.conversation_turns(
+        request.app[appkeys.STORE], query["url"], query.get("site"), with_versions=bool(query.get("versions"))
+    )
+
+
+@api.route(
+    "GET",
+    "/api/conversations/markdown",
+    summary="A page's conversation as the export's Markdown file (start/max_chars: one page of it)",
+    query={
+        "type": "object",
+        "properties": {
+            "url": URL,
+            "site": {"type": "string", "maxLength": 100},
+            "start": {"type": "integer", "minimum": 0, "maximum": captures.MAX_TURNS * 1000},
+            "max_chars": {"type": "integer", "minimum": 1000, "maximum": 10_000_000},
+        },
+        "required": ["url"],
+    },
+    responses=(400, 404),
+)
+async def get_conversation_markdown(
+    request: web.Request, body: dict[str, Any], query: dict[str, Any]
+) -> dict[str, Any]:
+    item = await threads.conversation_item(request.app[appkeys.STORE], query["url"], query.get("site"))
+    if item is None:
+        raise NotFound("no conversation is stored for this page")
+    out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"))
+    return {"url": item["url"], "title": item["title"], "site": item["site"], **out}
 
 
 @api.route(

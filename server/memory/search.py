@@ -36,7 +36,7 @@ WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a h
 CORRECTED_WEIGHT = 0.75  # a word found by its corrected spelling counts this much in a strength
 _COLUMNS = (
     "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
-    "f.role, f.conversation_id, f.markdown"
+    "f.role, f.conversation_id, f.markdown, f.via"
 )
 _HOST = "(:host IS NULL OR f.source_host != :host)"
 

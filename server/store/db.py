@@ -13,13 +13,15 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from server.store.claims import claim_in
+from server.store.schema_check import MIGRATIONS_TABLE, differences
+from server.store.schema_check import migration_files as migration_files  # re-exported
+from server.store.schema_check import statements as statements  # re-exported
 from server.store.upgrades import AFTER
 
 
@@ -36,12 +38,6 @@ def fts5_available() -> bool:
         return False
     finally:
         con.close()
-
-
-def migration_files() -> list[tuple[str, str]]:
-    folder = resources.files("server.store") / "migrations"
-    items = [(p.name.removesuffix(".sql"), p.read_text("utf-8")) for p in folder.iterdir() if p.name.endswith(".sql")]
-    return sorted(items)
 
 
 # True inside Store.transaction: reads there must see the transaction's own writes.
@@ -75,7 +71,16 @@ class Store:
         await conn.execute("PRAGMA synchronous=NORMAL")
         await conn.execute("PRAGMA foreign_keys=ON")
         await conn.execute("PRAGMA busy_timeout=5000")
-        await _migrate(conn)
+        try:
+            await _migrate(conn)
+            wrong = differences(path)
+        except BaseException:
+            await conn.close()
+            raise
+        if wrong:
+            await conn.close()
+            shown = "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+            raise StoreError(f"{path} does not have this build's schema ({shown}); restore a good backup")
         reader = await aiosqlite.connect(path, isolation_level=None)
         reader.row_factory = aiosqlite.Row
         await reader.execute("PRAGMA query_only=ON")
@@ -129,14 +134,14 @@ def _params(params: Params) -> tuple[Any, ...] | Mapping[str, Any]:
 
 async def _migrate(conn: aiosqlite.Connection) -> None:
     """Apply the migrations not yet recorded, each in one transaction with its record."""
-    await conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    await conn.execute(MIGRATIONS_TABLE)
     done = {r[0] for r in await conn.execute_fetchall("SELECT name FROM schema_migrations")}
     for name, sql in migration_files():
         if name in done:
             continue
         await conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _statements(sql):
+            for statement in statements(sql):
                 await conn.execute(statement)
             for step in AFTER.get(name, ()):
                 await step(conn)
@@ -147,15 +152,4 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
             raise
 
 
-def _statements(sql: str) -> list[str]:
-    """Split a migration into statements (sqlite3.complete_statement knows about triggers)."""
-    out, buf = [], ""
-    for line in sql.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            if buf.strip():
-                out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        out.append(buf.strip())
-    return out
+_statements = statements  # the name tests read migrations with

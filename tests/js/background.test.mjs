@@ -71,7 +71,7 @@ await import('../../extension/background/main.js');
 const P = /** @type {any} */ (globalThis).WherefromProtocol;
 const { flush } = await import('../../extension/background/outbox.js');
 const { gate } = await import('../../extension/background/actions.js');
-const { wantedScripts, patternHost, refreshPolicy } = await import('../../extension/background/governance.js');
+const { wantedScripts, refreshPolicy } = await import('../../extension/background/governance.js');
 const { recolour } = await import('../../extension/background/icon.js');
 
 const fire = (/** @type {string} */ name, /** @type {any[]} */ ...args) => Promise.all(chrome.listeners[name].map((fn) => fn(...args)));
@@ -179,6 +179,30 @@ test('a write while the server is down waits in the outbox and is delivered once
   assert.deepEqual((await chrome.storage.local.get('outbox')).outbox, []);
 });
 
+test('saves waiting for a server that is down: the outbox alarm has the browser link start it, then delivers', async () => {
+  await chrome.storage.local.set({ token: 'OLD', pageMemory: true, disclosureAccepted: true, policy: policyBody() });
+  chrome.tabsById[6] = { id: 6, url: 'https://example.net/w', title: 'W', active: true, windowId: 1 };
+  srv.up = false;
+  await message({ type: P.PANEL_SAVE_NOTE, payload: { tabId: 6, text: 'wait for me' } }, PANEL);
+  // no link installed: the alarm finds the server down and the save keeps waiting
+  await fire('alarms.onAlarm', { name: 'wherefrom-outbox' });
+  assert.equal((await chrome.storage.local.get('outbox')).outbox.length, 1);
+  assert.equal(srv.stored.size, 0);
+  // a link that starts the server: the same alarm now delivers
+  /** @type {any} */ (chrome.runtime).sendNativeMessage = async (/** @type {string} */ _name, /** @type {any} */ msg) => {
+    if (msg.type === 'start') srv.up = true;
+    return { ok: true, running: srv.up, url: 'http://127.0.0.1:37711', token: srv.token, started: true };
+  };
+  try {
+    await fire('alarms.onAlarm', { name: 'wherefrom-outbox' });
+  } finally {
+    delete (/** @type {any} */ (chrome.runtime).sendNativeMessage);
+  }
+  assert.equal(srv.stored.size, 1);
+  assert.deepEqual((await chrome.storage.local.get('outbox')).outbox, []);
+  assert.equal((await chrome.storage.local.get('token')).token, srv.token);
+});
+
 test('capture scripts only for chat hosts resolving to collect, only with page memory on', () => {
   const sites = [
     { id: 'chatgpt', hosts: ['chatgpt.com'], matches: ['https://chatgpt.com/*'] },
@@ -189,8 +213,6 @@ test('capture scripts only for chat hosts resolving to collect, only with page m
   assert.deepEqual([...wantedScripts(sites, pol, true).keys()], ['wf-site-chatgpt', 'wf-site-huggingchat']);
   assert.equal(wantedScripts(sites, pol, false).size, 0);
   assert.equal(wantedScripts(sites, null, true).size, 0);
-  assert.equal(patternHost('https://*.example.com/*'), 'example.com');
-  assert.equal(patternHost('<all_urls>'), '');
 });
 
 test('recolour: green keeps whites, off greys everything', () => {

@@ -1,4 +1,4 @@
-// Issue 15 item 11: every field of every content-script message is bounded. A web page controls
+// Content messages are bounded: every field of every content-script message is bounded. A web page controls
 // what its content script sees, so a field it can fill is refused when over its bound (never
 // stored): the selector-miss `detail` used to be unbounded and saved to chrome.storage.local.
 // Each refusal has a positive control: the same message at its bound is accepted (and stored).

@@ -1,5 +1,5 @@
 // "This host or a subdomain of it": extension/shared/urls.js hostOrSubdomain against
-// fixtures/host-cases.json, the file tests/test_host_rule.py runs through server/urls.py (and SQL).
+// fixtures/host-cases.json, the file tests/vectors/test_host_rule.py runs through server/urls.py (and SQL).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // background's sender classification (background/messages.js senderKind).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import '../../extension/shared/protocol.js';
 import { senderKind } from '../../extension/background/messages.js';
 
@@ -103,4 +104,47 @@ test('a selector miss carries its kind, the layouts tried and a path pattern —
   assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, kind: '' } }, 'content').ok, false);
   assert.equal(P.validate({ type: P.SELECTOR_MISS, payload: { ...miss, url: 'https://gemini.google.com/app/1' } }, 'content').ok, false,
     'a miss never names the URL');
+});
+
+/** types.d.ts WfPayloads and WfTypeNames, read as text: {type: {field: optional}} and {NAME: type}. */
+function declaredTypes() {
+  const dts = readFileSync(new URL('../../extension/types.d.ts', import.meta.url), 'utf8');
+  const block = (/** @type {string} */ name) => {
+    const start = dts.indexOf(`interface ${name} {`);
+    return dts.slice(start, dts.indexOf('\n}\n', start));
+  };
+  /** @type {Record<string, Record<string, boolean>>} */
+  const payloads = {};
+  for (const m of block('WfPayloads').matchAll(/^ {2}'([^']+)': \{(.*)\};$/gm)) {
+    payloads[m[1]] = Object.fromEntries([...m[2].matchAll(/(\w+)(\??):/g)].map((f) => [f[1], f[2] === '?']));
+  }
+  const names = Object.fromEntries([...block('WfTypeNames').matchAll(/readonly (\w+): '([^']+)';/g)].map((m) => [m[1], m[2]]));
+  return { payloads, names };
+}
+
+test('types.d.ts declares the protocol the validator checks: the same types, fields and optional fields', () => {
+  const { payloads, names } = declaredTypes();
+  assert.deepEqual(names, { ...P.TYPES });
+  assert.deepEqual(Object.keys(payloads).sort(), Object.values(P.TYPES).sort());
+  for (const [type, fields] of Object.entries(payloads)) {
+    const kind = P.directionOf(type);
+    const empty = P.validate({ type, payload: {} }, kind);
+    const required = Object.keys(fields).filter((f) => !fields[f]);
+    if (required.length) assert.equal(empty.ok ? '' : empty.error, `missing ${required[0]}`, type);
+    else assert.ok(empty.ok, `${type}: every declared field is optional, so {} is valid`);
+    for (const f of Object.keys(fields)) {
+      const r = P.validate({ type, payload: { [f]: Symbol.for('wrong') } }, kind);
+      assert.ok(!r.ok && r.error !== `unknown field ${f}`, `${type}.${f} is a field the validator knows`);
+    }
+    const extra = P.validate({ type, payload: { notDeclared: 1 } }, kind);
+    assert.ok(!extra.ok && extra.error === 'unknown field notDeclared', `${type}: the validator knows no more fields`);
+  }
+});
+
+test('no consumer of the protocol casts it to any', () => {
+  for (const f of ['background/messages.js', 'background/actions.js', 'sidepanel/state.js', 'background/governance.js']) {
+    const src = readFileSync(new URL(`../../extension/${f}`, import.meta.url), 'utf8');
+    assert.ok(!/@type \{any\}\s*\*\/\s*\(globalThis\)/.test(src), `${f} casts a global to any`);
+    assert.ok(!/@param \{any\} (p|payload)\b/.test(src), `${f} takes an untyped payload`);
+  }
 });

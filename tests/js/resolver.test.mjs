@@ -1,5 +1,5 @@
 // Resolver parity: extension/shared/resolver.js against fixtures/policy-cases.json, the file the
-// server's tests/test_policy_cases.py runs through server/governance/resolver.py.
+// server's tests/vectors/test_policy_cases.py runs through server/governance/resolver.py.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

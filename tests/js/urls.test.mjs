@@ -1,5 +1,5 @@
 // URL normalisation parity: extension/shared/urls.js against fixtures/url-cases.json, the file
-// tests/test_url_cases.py runs through server/urls.py.
+// tests/vectors/test_url_cases.py runs through server/urls.py.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

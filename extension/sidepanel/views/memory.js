@@ -57,7 +57,7 @@ function pageCard(tab) {
  * One item of the server's match tiers (GET /match), or a saved document: the fields read here.
  * @typedef {{id?: number, kind?: string, role?: string, text?: string, markdown?: string,
  *   title?: string, source_ref?: string, source_url?: string, source_host?: string,
- *   age?: {label?: string, granularity?: string}}} MemoryItem
+ *   age?: {label?: string, granularity?: string}, via?: string}} MemoryItem
  */
 
 /** @param {MemoryItem} item @param {string} pageUrl */
@@ -66,6 +66,7 @@ function itemNode(item, pageUrl) {
   const kind = item.kind === 'turn' ? (item.role === 'user' ? 'you said' : 'assistant') : item.kind || '';
   const meta = el('div', { class: 'meta' }, [
     el('span', { class: 'kind', text: kind }),
+    item.via ? el('span', { class: 'via', text: `via ${item.via}`, attrs: { title: 'written by an agent, not by you' } }) : null,
     item.source_host ? el('span', { text: item.source_host }) : null,
     item.age && item.age.label ? el('span', { class: 'age', text: item.age.label, attrs: { title: item.age.granularity === 'day' ? 'to the day' : '' } }) : null,
   ]);
@@ -270,7 +271,7 @@ export function initMemory() {
     };
     ui.forget = { host, confirm: r.confirm, until, timer: /** @type {any} */ (setInterval(tick, 250)) };
     tick();
-    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host} and its subdomains would be forgotten` +
+    status.textContent = `${r.facts} item${r.facts === 1 ? '' : 's'} from ${host}${r.subdomains === false ? ' (this host only)' : ' and its subdomains'} would be forgotten` +
       (r.documents ? `; ${r.documents} library document${r.documents === 1 ? '' : 's'} from it stay in the library.` : '.');
     status.dataset.tone = 'warn';
   });

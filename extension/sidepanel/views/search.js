@@ -114,6 +114,7 @@ function keyOf(r) {
 function meta(r) {
   return el('span', { class: 'meta' }, [
     el('span', { class: 'kind', text: KIND_WORDS[r.kind] || r.kind }),
+    r.via ? el('span', { class: 'via', text: `via ${r.via}`, attrs: { title: 'written by an agent, not by you' } }) : null,
     r.source_host ? el('span', { text: r.source_host }) : null,
     r.age && r.age.label ? el('span', { class: 'age', text: r.age.label, attrs: { title: r.age.granularity === 'day' ? 'to the day' : '' } }) : null,
   ]);

@@ -1,4 +1,4 @@
-// Settings view: pairing, the page-memory switch, per-site rules and the sensitive defaults.
+// Settings view: pairing (the browser link, else a pasted token), the page-memory switch, per-site rules and the sensitive defaults.
 
 import { $, el } from '../dom.js';
 import { P, hooks, send, ui } from '../state.js';
@@ -14,9 +14,23 @@ export async function renderSettings() {
     ? (s.pageMemory ? 'On: tabs on sites that are not off are looked up on the local server.' : 'Off: nothing about your tabs leaves the browser.')
     : 'Off until you accept the disclosure.';
   $('unpair').hidden = !s.paired;
+  renderLink(s);
   const pol = await send(P.PANEL_GET_POLICY);
   renderRules(pol.policy);
   renderSensitive(pol.policy);
+}
+
+/** The browser link's last answer, and pairing by hand when the link did not pair. @param {any} s */
+function renderLink(s) {
+  const link = s.link || null;
+  const words = {
+    absent: 'The browser link is not installed: run “wherefrom install-browser-link” once, and this panel finds the server (and starts it) by itself — or pair by hand below.',
+    error: link ? link.message : '',
+    ok: link ? link.message : '',
+  };
+  $('link-detail').textContent = link ? words[/** @type {'absent' | 'error' | 'ok'} */ (link.state)] || '' : s.disclosureAccepted ? '' : 'Once you accept the disclosure, the browser link (if installed) pairs this browser by itself.';
+  // pasting is the fallback: shown open only while nothing else paired this browser
+  if (!s.paired && !(link && link.state === 'ok')) /** @type {HTMLDetailsElement} */ ($('pair-by-hand')).open = true;
 }
 
 /** @param {any} policy */
@@ -44,7 +58,7 @@ function renderRules(policy) {
       await hooks.refreshAll();
     });
     list.append(el('li', { class: 'rule', attrs: { 'data-host': r.host } }, [
-      el('div', {}, [el('div', { class: 'rule-host', text: r.host }), el('div', { class: 'hint', text: 'this site and its subdomains' })]),
+      el('div', {}, [el('div', { class: 'rule-host', text: r.host }), el('div', { class: 'hint', text: r.exact ? 'this host only (a public suffix: never the sites under it)' : 'this site and its subdomains' })]),
       select, remove,
     ]));
   }
@@ -56,9 +70,9 @@ function ruleStatus(text, ok) {
   $('rule-status').dataset.tone = ok ? 'ok' : 'bad';
 }
 
-/** @param {string} host @param {string} mode */
+/** @param {string} host @param {string} mode a <select>'s value: one of the three modes (the worker's validator refuses others) */
 async function setRule(host, mode) {
-  const res = await send(P.PANEL_SET_RULE, { host, mode });
+  const res = await send(P.PANEL_SET_RULE, { host, mode: /** @type {WfPayloads['panel:set-rule']['mode']} */ (mode) });
   ruleStatus(res.ok ? `${res.rule.host} and its subdomains: ${res.rule.mode}.` : res.message, res.ok);
   await hooks.refreshAll();
 }

@@ -1,0 +1,59 @@
+"""`wherefrom serve`: run the companion server on 127.0.0.1 (refuses a non-loopback bind)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import sqlite3
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from server.settings import Settings, add_arguments
+
+
+def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    serve = sub.add_parser("serve", help="run the companion server on 127.0.0.1")
+    add_arguments(serve)
+    serve.add_argument("--force-bind", action="store_true", help="allow a non-loopback --host (unsafe)")
+    serve.set_defaults(func=cmd_serve)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if not is_loopback(args.host) and not args.force_bind:
+        print(f"refusing to bind {args.host}: not a loopback address (use --force-bind to insist)", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_args(args)
+    from server import serving
+    from server.app import create_app
+    from server.instance import AlreadyRunning, Claim
+    from server.store.db import StoreError
+
+    try:
+        with Claim(settings.data_dir) as claim:  # one server per data dir
+            app = create_app(settings)
+            claim.announce(args.host, args.port)
+            print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
+            print("  pair the extension: open its side panel (see `wherefrom install-browser-link`)", flush=True)
+            serving.run(app, args.host, args.port)
+    except AlreadyRunning as err:
+        print(f"wherefrom: {err}", file=sys.stderr)
+        return 1
+    except (StoreError, sqlite3.DatabaseError) as err:
+        print(f"wherefrom: cannot open the store: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"wherefrom: cannot listen on {args.host}:{args.port}: {err}", file=sys.stderr)
+        return 1
+    return 0
