@@ -279,7 +279,7 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     def hits(m: str, cap: int = WINDOW + 1) -> int:
         return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
 
-    def run(m: str, ranked: bool = True, any_of: list[str] | None = None) -> list[Any]:
+    def run(m: str, ranked: bool = True, any_of: list[str] | None = None, rank_cap: int = RANK_CAP) -> list[Any]:
         if any_of and len(any_of) > 1:  # the any-term stage: coverage first
             n = hits(m, RANK_CAP + 1)
             if n == 0:
@@ -292,7 +292,7 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
                 "window": WINDOW,
                 **{f"t{i}": term_match(w) for i, w in enumerate(any_of)},
             }
-            sql = (_COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL).replace("{union}", union)
+            sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
             rows = con.execute(sql, {**params, "scan": SCAN}).fetchall()
             if len(rows) < limit and n > SCAN:
                 rows = con.execute(sql, {**params, "scan": -1}).fetchall()
@@ -318,7 +318,11 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     only_rare = rare and len(rare) < len(content)
     fallback = only_rare and not any(counts[w] for w in rare)
     for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
-        rows = run(match_any([term_match(w) for w in chosen]), any_of=chosen)
+        rows = run(
+            match_any([term_match(w) for w in chosen]),
+            any_of=chosen,
+            rank_cap=0 if fallback and chosen is content else RANK_CAP,
+        )
         if rows:
             return rows
     return rows

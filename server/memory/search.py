@@ -136,6 +136,7 @@ class Stage:
     any_of: tuple[str, ...] = ()  # the any-term stage: its terms' MATCH expressions, ranked by coverage
     terms: tuple[Term, ...] = ()  # the terms of this stage (all must match unless any_of)
     counted: frozenset[str] = frozenset()  # the distinctive asked words (a strength counts these)
+    fallback: bool = False  # every word, after the rare ones found nothing: newest first, no bm25
 
 
 @dataclasses.dataclass
@@ -164,6 +165,7 @@ async def fts_facts(
     exclude_host: str | None = None,
     ranked: bool = True,
     any_of: tuple[str, ...] = (),
+    rank_cap: int = RANK_CAP,
 ) -> list[aiosqlite.Row]:
     """Live facts for one MATCH string, best first, each with its bm25 `rank` (and for an
     any-term stage, `covered`: how many of `any_of` it holds, which orders first, and `terms`:
@@ -176,7 +178,7 @@ async def fts_facts(
     if covering:
         union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
         params.update({f"t{i}": m for i, m in enumerate(any_of)})
-        sql = (_COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL).replace("{union}", union)
+        sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
         rows = await store.fetchall(sql, {**params, "scan": SCAN})
         if len(rows) < limit and n > SCAN:  # hidden items among the best candidates: all of them
             rows = await store.fetchall(sql, {**params, "scan": -1})
@@ -237,7 +239,13 @@ async def match_stages(store: Store, text: str, *, correct: bool = True) -> Asyn
     for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
         any_terms = tuple(spelled[w] for w in chosen)
         matches = tuple(t.match for t in any_terms)
-        yield Stage(match_any(list(matches)), any_of=matches, terms=any_terms, counted=counted)
+        yield Stage(
+            match_any(list(matches)),
+            any_of=matches,
+            terms=any_terms,
+            counted=counted,
+            fallback=bool(fallback) and chosen is content,
+        )
 
 
 def _strength(held: list[Term], stage: Stage) -> float:
@@ -257,7 +265,8 @@ async def lexical(store: Store, q: str, limit: int) -> list[LexicalHit]:
     """The lexical lane: the best `limit` hits for the query (facts and library documents,
     each document once), best first, from the first stage that finds anything."""
     async for stage in match_stages(store, q):
-        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of)
+        cap = 0 if stage.fallback else RANK_CAP
+        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of, rank_cap=cap)
         chunks = await library.search_chunks(store, stage.match, limit, any_of=stage.any_of)
         ranked: list[tuple[int, float, int, LexicalHit]] = []
         for n, r in enumerate(facts):
