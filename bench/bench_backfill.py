@@ -32,10 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from testkit.server_process import ServerProcess  # noqa: E402
-
 from server.provenance import stamp  # noqa: E402
 from server.store.db import _statements, migration_files  # noqa: E402
+from testkit.server_process import ServerProcess  # noqa: E402
 
 
 def old_store(db: Path, notes: int, seed: int = 3) -> None:

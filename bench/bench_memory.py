@@ -4,6 +4,7 @@ HTTP stack on loopback, against the same lookups as bare SQL in the same run (th
     .venv/bin/python bench/bench_memory.py                 # 100k items
     .venv/bin/python bench/bench_memory.py --items 1000000 # 1M items
     .venv/bin/python bench/bench_memory.py --data-dir D --reuse   # skip the build
+    ... --promnesia /tmp/promnesia-venv/bin/python   # Promnesia's /visits on the same pages too
 
 The store is generated directly with sqlite3 through the memory writers' own SQL
 (server.memory.facts.INSERT_FACT + fact_row + provenance.stamp), so rows, indexes and FTS
@@ -36,6 +37,7 @@ import aiohttp
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import promnesia_baseline  # noqa: E402
 from server import ages  # noqa: E402
 from server.governance.policy import sensitive_defaults  # noqa: E402
 from server.governance.visibility import FUNCTION, HostVisibility  # noqa: E402
@@ -47,13 +49,15 @@ from server.memory.search import (  # noqa: E402
     _COVERED_SQL,
     _RANK_ALL_SQL,
     _RANK_NEWEST_SQL,
+    _TERM_ROWIDS,
     _UNRANKED_SQL,
     COMMON,
     RANK_CAP,
+    SCAN,
     WINDOW,
 )
 from server.provenance import Provenance, stamp  # noqa: E402
-from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
+from server.searchtext import STOP_WORDS, fts_queries, match_all, match_any, term_match, terms  # noqa: E402
 from server.store.db import _statements, migration_files  # noqa: E402
 from testkit.server_process import free_port  # noqa: E402
 
@@ -275,23 +279,24 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     def hits(m: str, cap: int = WINDOW + 1) -> int:
         return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
 
-    def run(m: str, ranked: bool = True, any_of: list[str] | None = None) -> list[Any]:
+    def run(m: str, ranked: bool = True, any_of: list[str] | None = None, rank_cap: int = RANK_CAP) -> list[Any]:
         if any_of and len(any_of) > 1:  # the any-term stage: coverage first
             n = hits(m, RANK_CAP + 1)
             if n == 0:
                 return []
-            union = " UNION ALL ".join(
-                f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{i}" for i in range(len(any_of))
-            )
+            union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
             params = {
                 "match": m,
                 "limit": limit,
                 "host": host,
                 "window": WINDOW,
-                **{f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)},
+                **{f"t{i}": term_match(w) for i, w in enumerate(any_of)},
             }
-            sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-            return con.execute(sql.replace("{union}", union), params).fetchall()
+            sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
+            rows = con.execute(sql, {**params, "scan": SCAN}).fetchall()
+            if len(rows) < limit and n > SCAN:
+                rows = con.execute(sql, {**params, "scan": -1}).fetchall()
+            return rows
         n = hits(m)
         if n == 0:
             return []
@@ -301,19 +306,26 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     words = terms(text)
     if not words:
         return []
-    counts = {w: COMMON + 1 if w in STOP_WORDS else hits(fts_queries(w)[0], COMMON + 1) for w in words}
+    counts = {w: COMMON + 1 if w in STOP_WORDS else hits(term_match(w), COMMON + 1) for w in words}
     kept = [w for w in words if counts[w] <= COMMON]
     if not kept:
-        return [] if related else run(fts_queries(text)[0], ranked=False)
-    stages = fts_queries(" ".join(kept))
-    rows = run(stages[0])
-    if rows or len(stages) < 2:
-        return rows
+        return [] if related else run(match_all([term_match(w) for w in words]), ranked=False)
+    rows = run(match_all([term_match(w) for w in kept]))
     content = [w for w in kept if w not in STOP_WORDS] or kept
+    if rows or (len(content) == 1 and content == kept):
+        return rows
     rare = [w for w in content if counts[w] <= WINDOW]
-    if rare and len(rare) < len(content):
-        return run(fts_queries(" ".join(rare))[-1], any_of=rare)
-    return run(stages[-1], any_of=content)
+    only_rare = rare and len(rare) < len(content)
+    fallback = only_rare and not any(counts[w] for w in rare)
+    for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
+        rows = run(
+            match_any([term_match(w) for w in chosen]),
+            any_of=chosen,
+            rank_cap=0 if fallback and chosen is content else RANK_CAP,
+        )
+        if rows:
+            return rows
+    return rows
 
 
 def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
@@ -385,7 +397,7 @@ async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]
             await asyncio.sleep(1)
 
 
-async def run(data_dir: Path, samples: int) -> None:
+async def run(data_dir: Path, samples: int, promnesia: str | None = None, promnesia_samples: int = 200) -> None:
     db = data_dir / "wherefrom.db"
     pages = sample_pages(db, samples * 2 + 50)
     probe_pages, match_pages = pages[:samples], pages[samples : samples * 2]
@@ -471,6 +483,19 @@ async def run(data_dir: Path, samples: int) -> None:
         f"{statistics.mean(http['page-match']):.2f} ms for page-match)"
     )
     print(f"server RSS: {rss_start[0]:.1f} MB at start, {rss_end:.1f} MB after, peak {rss_peak:.1f} MB")
+    if promnesia:
+        theirs = data_dir / "promnesia.sqlite"
+        if not theirs.exists():
+            print(f"promnesia: its database written in {promnesia_baseline.build(promnesia, db, theirs):.0f} s")
+        asked = match_pages[:promnesia_samples]
+        visits = await promnesia_baseline.timed_visits(promnesia, theirs, free_port(), [u for u, _ in asked])
+        vp = [pct(visits, p) for p in (50, 95, 99)]
+        mp = [pct(http["page-match"], p) for p in (50, 95, 99)]
+        print(
+            f"promnesia POST /visits, the first {len(asked)} of the same pages: "
+            f"p50 {vp[0]:.2f} p95 {vp[1]:.2f} p99 {vp[2]:.2f} ms; "
+            f"page-match {vp[0] / mp[0]:.1f}x faster at p50, {vp[1] / mp[1]:.1f}x at p95, {vp[2] / mp[2]:.1f}x at p99"
+        )
 
 
 def main() -> int:
@@ -479,6 +504,8 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--data-dir", type=Path, default=None, help="where to build (default: a temp dir, removed)")
     ap.add_argument("--reuse", action="store_true", help="use the store already in --data-dir")
+    ap.add_argument("--promnesia", default=None, help="a Python with promnesia installed: time its /visits too")
+    ap.add_argument("--promnesia-samples", type=int, default=200, help="pages asked of Promnesia (~0.1-1 s each)")
     args = ap.parse_args()
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="wherefrom-bench-"))
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -495,7 +522,7 @@ def main() -> int:
                 f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
                 f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB"
             )
-        asyncio.run(run(data_dir, args.samples))
+        asyncio.run(run(data_dir, args.samples, args.promnesia, args.promnesia_samples))
     finally:
         if args.data_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -9,14 +9,17 @@ on a free port), as the extension and the CLI write it:
   capture at https://chatgpt.com/c/<id> (its user and assistant turns, in time order);
 - every ../shared/reference/real-dom/*.expected.json as a capture at its url;
 - every page of ../shared/reference/extraction/ saved to the library (add_text with its HTML);
+- every note of bench/search_notes.json (written by hand: sentences in Japanese, Chinese, Thai
+  and Korean, which the reference corpora hardly hold);
 - generated notes (default 9,000) on generated sites: 12-40 words drawn from the corpora's own
   vocabulary at its own frequencies, so terms are as common as in the corpus but no passage
   is copied.
 The queries (bench/search_queries.json, written by hand from the corpora) name the item they
 should find by URL. Each is asked as the panel asks it: GET /api/search?q=...&limit=20. We
-report recall@1 and recall@5 (a hit is a result with the target's source_url), sentences that
-got no result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall
-time beside a same-run floor (GET /api/health, asked after each search).
+report, per kind of query, recall@1, @5 and @10 and the mean reciprocal rank (a hit is a result
+with the target's source_url; a target not in the 20 results counts 0), sentences that got no
+result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall time
+beside a same-run floor (GET /api/health, asked after each search).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from testkit.server_process import ServerProcess  # noqa: E402
 
 REFERENCE = REPO.parent / "shared" / "reference"
 QUERIES = Path(__file__).with_name("search_queries.json")
+NOTES = Path(__file__).with_name("search_notes.json")
 PANEL_LIMIT = 20  # what the side panel's search asks for (the API's default)
 WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
@@ -137,9 +141,10 @@ async def build(server: ServerProcess, notes: int) -> dict[str, int]:
     chats, doms, pages = chatgpt_conversations(), real_dom_conversations(), extraction_pages()
     corpus = [t["text"] for c in chats + doms for t in c["turns"]]
     generated = generated_notes(notes, corpus)
+    written = json.loads(NOTES.read_text("utf-8"))["notes"]
     jobs: list[tuple[str, dict[str, Any]]] = [("/api/captures", c) for c in chats + doms]
     jobs += [("/api/library/add_text", p) for p in pages]
-    jobs += [("/api/notes", n) for n in generated]
+    jobs += [("/api/notes", n) for n in written + generated]
     queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
@@ -156,8 +161,8 @@ async def build(server: ServerProcess, notes: int) -> dict[str, int]:
         "conversations": len(chats) + len(doms),
         "turns": turns,
         "documents": len(pages),
-        "notes": notes,
-        "items": turns + len(pages) + notes,
+        "notes": notes + len(written),
+        "items": turns + len(pages) + notes + len(written),
     }
 
 

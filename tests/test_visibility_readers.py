@@ -35,6 +35,7 @@ NOT_READERS = {
     "server/memory/captures.py:write_turns": "the capture writer lines up incoming turns with the stored ones",
     "server/memory/versions.py:write_thread": "the import writer matches a placed thread's turns to the stored ones",
     "server/memory/captures.py:conversation_row": "the capture writer finds the conversation row it updates",
+    "server/memory/search.py:_CHUNK_COUNT_SQL": "whether the library holds a typed word (spelling); no item",
     "server/memory/search.py:_TERM_ROWIDS": "a term's rowids for the coverage count; _COVERED_SQL reads the rows",
     "server/library/queries.py:_CHUNK_HOLDS_TERM": "whether a chunk holds a term; search_chunks reads the chunk",
     "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",
@@ -48,6 +49,7 @@ NOT_READERS = {
     "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
     "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
     "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
+    "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }
 
 

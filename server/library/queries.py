@@ -12,7 +12,6 @@ import aiosqlite
 
 from server import ages
 from server.governance.visibility import visible
-from server.searchtext import fts_queries
 from server.store.db import Store
 from server.textcaps import cap
 from server.urls import clean_host, host_clause, normalise_url
@@ -106,12 +105,15 @@ _CHUNK_HOLDS_TERM = "(c.id IN (SELECT rowid FROM document_chunks_fts WHERE docum
 
 
 async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """One FTS MATCH string (from searchtext.fts_queries): the best chunk of each document, best
-    first. With `any_of` (the any-term stage's terms), `covered` counts how many of them a chunk
-    holds, and more covered ranks first, as for facts (server.memory.search)."""
+    """One FTS MATCH string (built by searchtext): the best chunk of each document, best first.
+    With `any_of` (the any-term stage's terms, as MATCH expressions), `covered` counts how many of
+    them a chunk holds, and more covered ranks first, as for facts (server.memory.search); `terms`
+    lists the indexes of those it holds, comma-separated."""
     if limit <= 0 or not match:
         return []
-    terms = [fts_queries(w)[0] for w in any_of] if len(any_of) > 1 else []
+    terms = list(any_of) if len(any_of) > 1 else []
+    flags = [f"CASE WHEN {_CHUNK_HOLDS_TERM} THEN '{i},' ELSE '' END" for i in range(len(terms))]
+    held = " || ".join(flags) or "''"
     covered = " + ".join(_CHUNK_HOLDS_TERM for _ in terms) or "0"
     rows = await store.fetchall(
         f"""
@@ -120,7 +122,7 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
           FROM document_chunks_fts WHERE document_chunks_fts MATCH ?
         ), ranked AS (
           SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, h.rank,
-                 {covered} AS covered
+                 {covered} AS covered, {held} AS terms
           FROM hits h JOIN document_chunks c ON c.id = h.chunk_id WHERE {visible("document_chunks", "c")}
         ), best AS (
           SELECT *, ROW_NUMBER() OVER (PARTITION BY document_id ORDER BY covered DESC, rank, seq) AS rn FROM ranked
@@ -128,7 +130,7 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
         SELECT b.*, d.title, d.updated_at FROM best b JOIN documents d ON d.id = b.document_id
         WHERE b.rn = 1 AND {visible("documents", "d")} ORDER BY b.covered DESC, b.rank, d.updated_at DESC LIMIT ?
         """,  # noqa: S608 - built by visible() and here; the terms are bound
-        (match, *terms, limit),
+        (match, *terms, *terms, limit),
     )
     return [
         {
@@ -143,6 +145,7 @@ async def search_chunks(store: Store, match: str, limit: int, *, any_of: tuple[s
             "age": ages.age(r["updated_at"], ages.INSTANT),
             "rank": r["rank"],
             "covered": r["covered"],
+            "terms": r["terms"],
         }
         for r in rows
     ]

@@ -58,10 +58,10 @@ from server.memory.facts import (
     MAX_TITLE_CHARS,
     clean_text,
     insert_fact,
-    search_forms,
 )
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
+from server.searchtext import search_forms
 from server.store.db import Store
 from server.textcaps import cap, cap_markdown
 

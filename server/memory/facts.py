@@ -18,7 +18,7 @@ from server.errors import BadRequest
 from server.governance.policy import PolicyOwner
 from server.probe_cache import ProbeCache
 from server.provenance import Provenance, stamp
-from server.searchtext import index_form
+from server.searchtext import search_forms
 from server.store.db import Store
 from server.textcaps import cap, cap_markdown
 
@@ -36,12 +36,6 @@ VALUES (:kind, :title, :text, :source_url, :source_host, :source_ref, :valid_at,
         :created_at, :updated_at, :conversation_id, :position, :role, :native_id,
         :search_title, :search_text, :markdown, :via, :shown)
 """
-
-
-def search_forms(title: str, text: str) -> dict[str, str | None]:
-    """The indexed forms, stored only where they differ from the text (see 0002_memory.sql)."""
-    st, sx = index_form(title), index_form(text)
-    return {"search_title": st if st != title else None, "search_text": sx if sx != text else None}
 
 
 def fact_row(

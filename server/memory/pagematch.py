@@ -114,7 +114,7 @@ async def _related_by_meaning(
 async def _related(store: Store, title: str, host: str) -> list[Any]:
     """Facts matching the title (all words, then any word), from other sites: the exact and
     site tiers already hold everything of this host, so nothing here repeats them."""
-    async for stage in match_stages(store, strip_site_name(title)):
+    async for stage in match_stages(store, strip_site_name(title), correct=False):
         if not stage.ranked:
             return []  # every title word is on thousands of facts: nothing is related by it
         rows = await fts_facts(store, stage.match, RELATED_LIMIT, exclude_host=host, any_of=stage.any_of)

@@ -100,11 +100,14 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
 
 async def search(store: Store, embedder: Embedder | None, q: str, limit: int, lanes: str = "both") -> dict[str, Any]:
     """GET /api/search: both lanes fused (or one, with `lanes`), with snippets of the words."""
-    lexical, stage = await words.lexical(store, q, limit) if lanes != "meaning" else ([], None)
+    hits = await words.lexical(store, q, limit) if lanes != "meaning" else []
+    # `words`: the share of the query's distinctive words a hit holds (1.0: all of them; a
+    # corrected spelling counts less), from the lexical lane itself
+    lexical = [{**h.item, "words": h.strength} for h in hits]
     meaning = await meaning_hits(store, embedder, q, limit) if lanes != "words" else []
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:
-        await add_snippets(store, stage.match if stage is not None else "", answer["results"])
+        await add_snippets(store, hits[0].match if hits else "", answer["results"])
     progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
     answer["meaning"] = {"state": progress["state"], "pending": progress["pending"]}
     return answer

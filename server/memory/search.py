@@ -1,11 +1,18 @@
 """Full-text search over every kind of item: facts (here) and library chunks (server.library).
 
-User text only reaches MATCH through searchtext.fts_queries: all terms first, then any
+User text only reaches MATCH through searchtext (terms, term_match): all terms first, then any
 non-stop-word term when that finds nothing. bm25 ranks the all-terms stage; the any-term stage
 ranks first by how many of the asked terms an item holds (coverage), then by bm25, so a turn
-holding four of five words is not beaten by a short note holding one. Forgotten facts
-(invalid_at) are filtered by joining back to facts, so the index never has to be rewritten by
-a forget.
+holding four of five words is not beaten by a short note holding one. A word no item holds is
+replaced by its one-edit spellings the index does hold (server.memory.typos).
+
+Visibility (server.governance.visibility) is applied before any window is taken: the newest
+WINDOW hits are the newest WINDOW *visible* hits, so hidden items never crowd visible ones out.
+Forgotten facts (invalid_at) are filtered by joining back to facts, so the index never has to
+be rewritten by a forget.
+
+`lexical(store, q, limit)` is the lexical lane: ranked hits, each with a strength and the terms
+it holds. `search()` is that lane with snippets, in the answer shape of GET /api/search.
 """
 
 from __future__ import annotations
@@ -20,74 +27,87 @@ from server.governance.visibility import visible
 from server.library import queries as library
 from server.memory.facts import fact_answer
 from server.memory.snippets import add_snippets
-from server.searchtext import STOP_WORDS, fts_queries, terms
+from server.memory.typos import MAX_WORDS, corrections
+from server.searchtext import STOP_WORDS, match_all, match_any, term_match, terms
 from server.store.db import Store
 
 VISIBLE_FACT = visible("facts", "f")
 WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
+CORRECTED_WEIGHT = 0.75  # a word found by its corrected spelling counts this much in a strength
+_COLUMNS = (
+    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
+    "f.role, f.conversation_id, f.markdown, f.via"
+)
+_HOST = "(:host IS NULL OR f.source_host != :host)"
 
 # Hits are ranked exactly when there are at most WINDOW of them. Beyond that, bm25 over every
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
-# newest WINDOW hits (rowid order, which is write order) are ranked instead.
+# newest WINDOW visible hits (rowid order, which is write order) are ranked instead.
 _RANK_ALL_SQL = f"""
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, f.via, hit.rank AS rank FROM (
+SELECT {_COLUMNS}, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT} AND {_HOST}
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _RANK_NEWEST_SQL = f"""
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, f.via, hit.rank AS rank FROM (
-  SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match
-  ORDER BY rowid DESC LIMIT :window
-) hit JOIN facts f ON f.id = hit.rowid
-WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
-ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
+SELECT * FROM (
+  SELECT {_COLUMNS}, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {_HOST}
+  ORDER BY facts_fts.rowid DESC LIMIT :window
+) ORDER BY rank, valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _UNRANKED_SQL = f"""
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, f.markdown, f.via, 0.0 AS rank FROM (
-  SELECT rowid FROM facts_fts WHERE facts_fts MATCH :match ORDER BY rowid DESC LIMIT :window
-) hit JOIN facts f ON f.id = hit.rowid
-WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
-ORDER BY f.valid_at DESC LIMIT :limit
+SELECT * FROM (
+  SELECT {_COLUMNS}, 0.0 AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {_HOST}
+  ORDER BY facts_fts.rowid DESC LIMIT :window
+) ORDER BY valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
-# The any-term stage: the items holding the most of the terms (each term's list is read once,
-# no ranking), the best WINDOW of them; within a coverage, bm25 orders when the any-term MATCH
-# has at most RANK_CAP hits (bm25 of every hit, materialised once: FTS5 cannot rank a given
-# set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per term.
+# The any-term stage: the visible items holding the most of the terms (each term's list is read
+# once, no ranking), the best WINDOW of them; within a coverage, bm25 orders when the any-term
+# MATCH has at most RANK_CAP hits (bm25 of every hit, materialised once: FTS5 cannot rank a
+# given set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per
+# term; `terms` lists which of them (by index) an item holds.
 RANK_CAP = 2_000
-_COVER_CTE = """
-WITH cov AS MATERIALIZED (
-  SELECT rowid, COUNT(*) AS n FROM ({union}) GROUP BY rowid ORDER BY n DESC, rowid DESC LIMIT :window
-)"""
+# The rule is asked of the best :scan candidates only, in their order (`top` is materialised
+# sorted and read in that order, so the rule stops at the WINDOW-th visible one: a fact lookup
+# each); when that leaves too few, fts_facts asks again with no bound (:scan -1).
+SCAN = 4 * WINDOW
+_COVER_CTE = f"""
+WITH top AS MATERIALIZED (
+  SELECT rowid, COUNT(*) AS n, group_concat(t) AS terms FROM ({{union}}) GROUP BY rowid
+  ORDER BY n DESC, rowid DESC LIMIT :scan
+), cov AS MATERIALIZED (
+  SELECT top.rowid, top.n, top.terms FROM top JOIN facts f ON f.id = top.rowid WHERE {VISIBLE_FACT} AND {_HOST}
+  LIMIT :window
+)"""  # noqa: S608 - built by visible()
 _COVERED_SQL = (
     _COVER_CTE  # noqa: S608 - built by visible()
     + f""",
 hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, hit.rank AS rank, cov.n AS covered
+SELECT {_COLUMNS}, hit.rank AS rank, cov.n AS covered, cov.terms AS terms
 FROM cov JOIN hit ON hit.rowid = cov.rowid JOIN facts f ON f.id = cov.rowid
-WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT}
 ORDER BY cov.n DESC, hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 )
 _COVERED_NEWEST_SQL = (
     _COVER_CTE
     + f"""
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity,
-       f.role, f.conversation_id, 0.0 AS rank, cov.n AS covered
+SELECT {_COLUMNS}, 0.0 AS rank, cov.n AS covered, cov.terms AS terms
 FROM cov JOIN facts f ON f.id = cov.rowid
-WHERE {VISIBLE_FACT} AND (:host IS NULL OR f.source_host != :host)
+WHERE {VISIBLE_FACT}
 ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 )
 # one term's rowids, for the coverage count only: the rows themselves are read by _COVERED_SQL,
 # which joins facts through the visibility rule
-_TERM_ROWIDS = "SELECT rowid FROM facts_fts WHERE facts_fts MATCH :t{n}"
+_TERM_ROWIDS = "SELECT rowid, {n} AS t FROM facts_fts WHERE facts_fts MATCH :t{n}"
 _COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
+_CHUNK_COUNT_SQL = (
+    "SELECT COUNT(*) FROM (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ? LIMIT 1)"
+)
 
 # bm25 reads the whole list of every term in the MATCH to weigh it (~1 us a fact holding the
 # term), so a term in more than COMMON facts is left out of ranked queries: it weighs nearly
@@ -96,10 +116,39 @@ COMMON = 5_000
 
 
 @dataclasses.dataclass(frozen=True)
+class Term:
+    """One asked word: `word` as asked (lowercased), `match` its MATCH expression, `spelled`
+    the word it was found as (a correction, or the word itself)."""
+
+    word: str
+    match: str
+    spelled: tuple[str, ...] = ()
+
+    @property
+    def corrected(self) -> bool:
+        return bool(self.spelled) and self.spelled != (self.word,)
+
+
+@dataclasses.dataclass(frozen=True)
 class Stage:
     match: str
     ranked: bool = True
-    any_of: tuple[str, ...] = ()  # the any-term stage: its terms, ranked by how many an item holds
+    any_of: tuple[str, ...] = ()  # the any-term stage: its terms' MATCH expressions, ranked by coverage
+    terms: tuple[Term, ...] = ()  # the terms of this stage (all must match unless any_of)
+    counted: frozenset[str] = frozenset()  # the distinctive asked words (a strength counts these)
+    fallback: bool = False  # every word, after the rare ones found nothing: newest first, no bm25
+
+
+@dataclasses.dataclass
+class LexicalHit:
+    """One lexical hit: the item (the shape search answers), how strongly it matched (0..1: the
+    share of the query's distinctive words it holds, a corrected spelling counting
+    CORRECTED_WEIGHT) and the words it holds (as found: a correction in place of a typo)."""
+
+    item: dict[str, Any]
+    strength: float
+    terms: tuple[str, ...]
+    match: str  # the MATCH string it was found by (for snippets)
 
 
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
@@ -116,9 +165,11 @@ async def fts_facts(
     exclude_host: str | None = None,
     ranked: bool = True,
     any_of: tuple[str, ...] = (),
+    rank_cap: int = RANK_CAP,
 ) -> list[aiosqlite.Row]:
     """Live facts for one MATCH string, best first, each with its bm25 `rank` (and for an
-    any-term stage, `covered`: how many of `any_of` it holds, which orders first)."""
+    any-term stage, `covered`: how many of `any_of` it holds, which orders first, and `terms`:
+    the indexes in `any_of` of those it holds, comma-separated)."""
     covering = ranked and len(any_of) > 1
     n = await hits(store, match, RANK_CAP + 1 if covering else WINDOW + 1)
     if n == 0:
@@ -126,71 +177,123 @@ async def fts_facts(
     params: dict[str, Any] = {"match": match, "limit": limit, "host": exclude_host, "window": WINDOW}
     if covering:
         union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
-        params.update({f"t{i}": fts_queries(w)[0] for i, w in enumerate(any_of)})
-        sql = _COVERED_SQL if n <= RANK_CAP else _COVERED_NEWEST_SQL
-        return await store.fetchall(sql.replace("{union}", union), params)
+        params.update({f"t{i}": m for i, m in enumerate(any_of)})
+        sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
+        rows = await store.fetchall(sql, {**params, "scan": SCAN})
+        if len(rows) < limit and n > SCAN:  # hidden items among the best candidates: all of them
+            rows = await store.fetchall(sql, {**params, "scan": -1})
+        return rows
     sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
     return await store.fetchall(sql, params)
 
 
-async def match_stages(store: Store, text: str) -> AsyncIterator[Stage]:
-    """The MATCH strings for user text, in order (searchtext.fts_queries builds every one):
-    all terms; then any non-stop-word term. Stop words, and terms in more than COMMON facts, are left out
-    (see COMMON); when some remaining terms are rare (at most WINDOW facts), the any-term stage
-    asks for those only, so a word on every other page does not drown them. When every term is
-    common, the newest facts holding them all come back unranked."""
+async def _spelled(store: Store, words: list[str], counts: dict[str, int]) -> dict[str, Term]:
+    """Each word as a Term; a word no fact and no library chunk holds gets its corrections
+    (at most MAX_WORDS words a query, the longest first)."""
+    out = {w: Term(w, term_match(w), (w,)) for w in words}
+    missing = sorted((w for w in words if counts[w] == 0), key=len, reverse=True)
+    fixed = 0
+    for w in missing:
+        if fixed >= MAX_WORDS:
+            break
+        row = await store.fetchone(_CHUNK_COUNT_SQL, (out[w].match,))
+        if row and int(row[0]):
+            continue  # the library holds it as typed
+        found = await corrections(store, w, COMMON)
+        if found:
+            fixed += 1
+            group = [term_match(c) for c in found]
+            out[w] = Term(w, group[0] if len(group) == 1 else "(" + " OR ".join(group) + ")", tuple(found))
+    return out
+
+
+async def match_stages(store: Store, text: str, *, correct: bool = True) -> AsyncIterator[Stage]:
+    """The MATCH strings for user text, in order (searchtext builds every term): all terms; then
+    any non-stop-word term. Stop words, and terms in more than COMMON facts, are left out (see
+    COMMON); when some remaining terms are rare (at most WINDOW facts), the any-term stage asks
+    for those only, so a word on every other page does not drown them. When every term is
+    common, the newest facts holding them all come back unranked. With `correct`, a word no item
+    holds is asked for by its corrected spellings (a page title is not a typed query: no)."""
     words = terms(text)
     if not words:
         return
     # stop words are taken as common without asking (counting one reads its whole list)
-    counts = {w: COMMON + 1 if w in STOP_WORDS else await hits(store, fts_queries(w)[0], COMMON + 1) for w in words}
+    counts = {w: COMMON + 1 if w in STOP_WORDS else await hits(store, term_match(w), COMMON + 1) for w in words}
     kept = [w for w in words if counts[w] <= COMMON]
     if not kept:
-        yield Stage(fts_queries(text)[0], ranked=False)
+        every = tuple(Term(w, term_match(w), (w,)) for w in words)
+        yield Stage(match_all([t.match for t in every]), ranked=False, terms=every, counted=frozenset(words))
         return
-    stages = fts_queries(" ".join(kept))
-    yield Stage(stages[0])
-    if len(stages) < 2:
-        return
+    spelled = await _spelled(store, kept, counts) if correct else {w: Term(w, term_match(w), (w,)) for w in kept}
     content = [w for w in kept if w not in STOP_WORDS] or kept
+    counted = frozenset(content)
+    all_terms = tuple(spelled[w] for w in kept)
+    yield Stage(match_all([t.match for t in all_terms]), terms=all_terms, counted=counted)
+    if len(content) == 1 and content == kept:
+        return
     # a term no fact holds is rare too: library documents may hold it (counts are of facts)
+    # (and when no fact holds any rare one, every term is asked for too)
     rare = [w for w in content if counts[w] <= WINDOW]
-    if rare and len(rare) < len(content):
-        yield Stage(fts_queries(" ".join(rare))[-1], any_of=tuple(rare))
-    else:
-        yield Stage(stages[-1], any_of=tuple(content))
+    only_rare = rare and len(rare) < len(content)
+    fallback = only_rare and not any(counts[w] for w in rare)  # (and no fact holds any of them)
+    for chosen in [rare, content] if fallback else [rare] if only_rare else [content]:
+        any_terms = tuple(spelled[w] for w in chosen)
+        matches = tuple(t.match for t in any_terms)
+        yield Stage(
+            match_any(list(matches)),
+            any_of=matches,
+            terms=any_terms,
+            counted=counted,
+            fallback=bool(fallback) and chosen is content,
+        )
 
 
-async def lexical(store: Store, q: str, limit: int) -> tuple[list[dict[str, Any]], Stage | None]:
-    """The words lane: the best `limit` items of the first stage that finds any, and that stage
-    (None when none does). Each result carries `words`: 1.0 when it holds every term (the
-    all-terms stage), else the share of the asked terms it holds (server.memory.ranking reads it)."""
+def _strength(held: list[Term], stage: Stage) -> float:
+    got = sum(CORRECTED_WEIGHT if t.corrected else 1.0 for t in held if t.word in stage.counted)
+    return round(min(1.0, got / len(stage.counted)), 3) if stage.counted else 0.0
+
+
+def _held(stage: Stage, indexes: str | None) -> list[Term]:
+    """The terms of a stage an item holds: all of them, or (any-term stage) those listed."""
+    if not stage.any_of:
+        return list(stage.terms)
+    picked = {int(i) for i in (indexes or "").split(",") if i.strip().isdigit()}
+    return [t for i, t in enumerate(stage.terms) if i in picked]
+
+
+async def lexical(store: Store, q: str, limit: int) -> list[LexicalHit]:
+    """The lexical lane: the best `limit` hits for the query (facts and library documents,
+    each document once), best first, from the first stage that finds anything."""
     async for stage in match_stages(store, q):
-        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of)
+        cap = 0 if stage.fallback else RANK_CAP
+        facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of, rank_cap=cap)
         chunks = await library.search_chunks(store, stage.match, limit, any_of=stage.any_of)
-        ranked: list[tuple[int, float, int, dict[str, Any]]] = [
-            (-_covered(r), float(r["rank"]), n, fact_answer(r)) for n, r in enumerate(facts)
-        ]
-        ranked += [
-            (-int(c.get("covered", 0)), float(c["rank"]), len(ranked) + n, _document_hit(c))
-            for n, c in enumerate(chunks)
-        ]
+        ranked: list[tuple[int, float, int, LexicalHit]] = []
+        for n, r in enumerate(facts):
+            held = _held(stage, r["terms"] if "terms" in r.keys() else None)
+            hit = LexicalHit(fact_answer(r), _strength(held, stage), _words(held), stage.match)
+            ranked.append((-_covered(r), float(r["rank"]), n, hit))
+        for n, c in enumerate(chunks):
+            held = _held(stage, c.get("terms"))
+            hit = LexicalHit(_document_hit(c), _strength(held, stage), _words(held), stage.match)
+            ranked.append((-int(c.get("covered", 0)), float(c["rank"]), len(facts) + n, hit))
         ranked.sort(key=lambda t: t[:3])
-        results = []
-        for neg_covered, _rank, _n, item in ranked[:limit]:
-            share = -neg_covered / len(stage.any_of) if len(stage.any_of) > 1 else 0.5 if stage.any_of else 1.0
-            results.append({**item, "words": round(share, 3)})
-        if results:
-            return results, stage
-    return [], None
+        if ranked:
+            return [hit for *_key, hit in ranked[:limit]]
+    return []
 
 
 async def search(store: Store, q: str, limit: int) -> dict[str, Any]:
-    """Words only (GET /api/search?lanes=words): the lexical lane with its snippets."""
-    results, stage = await lexical(store, q, limit)
-    if stage is not None:
-        await add_snippets(store, stage.match, results)
+    """Words only: the lexical lane with its snippets (server.memory.ranking fuses it with meaning)."""
+    found = await lexical(store, q, limit)
+    results = [h.item for h in found]
+    if found:
+        await add_snippets(store, found[0].match, results)
     return {"results": results}
+
+
+def _words(held: list[Term]) -> tuple[str, ...]:
+    return tuple(s for t in held for s in (t.spelled or (t.word,)))
 
 
 def _covered(row: aiosqlite.Row) -> int:
@@ -198,6 +301,6 @@ def _covered(row: aiosqlite.Row) -> int:
 
 
 def _document_hit(hit: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in hit.items() if k not in ("rank", "covered")}
+    out = {k: v for k, v in hit.items() if k not in ("rank", "covered", "terms")}
     out.setdefault("kind", "document")
     return out

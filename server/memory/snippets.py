@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from server.governance.visibility import visible
+from server.searchtext import THAI_MARKS, is_unspaced
 from server.store.db import Store
 
 MARK_START = "\ue000"
@@ -45,25 +46,45 @@ WHERE document_chunks_fts MATCH ? AND {visible("document_chunks", "c")} AND docu
 
 
 def matched_words(*highlighted: str) -> set[str]:
-    """The words FTS marked in highlight() output, lowercased, in their indexed form."""
+    """The words FTS marked in highlight() output, lowercased, in their indexed form; the
+    character pairs of an unspaced script joined back into the word they spell ("東京 京で" ->
+    "東京で", see searchtext.index_form)."""
     words: set[str] = set()
     for h in highlighted:
         for span in _MARKED.findall(h or ""):
-            words.update(w.lower() for w in re.findall(r"\w+", span))
+            tokens = [w.lower() for w in re.findall(r"\w+", span)]
+            joined: list[str] = []
+            for tok in tokens:
+                if joined and is_unspaced(tok) and is_unspaced(joined[-1]) and tok[0] == joined[-1][-1]:
+                    joined[-1] += tok[1:]
+                else:
+                    joined.append(tok)
+            words.update(joined)
     return words
+
+
+def _word_pattern(word: str) -> str:
+    """A word of an unspaced script is found anywhere (no word boundaries there), its Thai marks
+    (dropped from the indexed form) allowed between its characters."""
+    return f"[{THAI_MARKS}]*".join(re.escape(c) for c in word)
 
 
 def _pattern(words: set[str]) -> re.Pattern[str] | None:
     """One regex for the matched words as they may appear in the original text: the word itself,
     or, for an indexed "...s", the possessive it was folded from ("dogs" <- "dog's")."""
     alts: list[str] = []
+    unspaced: list[str] = []
     for w in sorted(words, key=len, reverse=True):
+        if is_unspaced(w):
+            unspaced.append(_word_pattern(w))
+            continue
         alts.append(re.escape(w))
         if len(w) > 1 and w.endswith("s"):
             alts.append(re.escape(w[:-1]) + "['’‘`]s")
-    if not alts:
+    parts = ([r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)"] if alts else []) + unspaced
+    if not parts:
         return None
-    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")(?!\w)", re.IGNORECASE)
+    return re.compile("|".join(parts), re.IGNORECASE)
 
 
 def _mark(text: str, pattern: re.Pattern[str] | None) -> str:

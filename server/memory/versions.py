@@ -20,8 +20,9 @@ from typing import Any
 
 import aiosqlite
 
-from server.memory.facts import INSERT_FACT, fact_row, insert_fact, search_forms
+from server.memory.facts import INSERT_FACT, fact_row, insert_fact
 from server.provenance import Provenance, restamp
+from server.searchtext import search_forms
 
 
 async def write_thread(

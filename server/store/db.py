@@ -1,7 +1,8 @@
 """The database: opened once per app, migrations applied in order, one writer.
 
 Migrations are the files `server/store/migrations/NNNN_name.sql`, applied in name order;
-each runs in one transaction together with the row in `schema_migrations` that records it.
+each runs in one transaction together with the row in `schema_migrations` that records it (and
+its Python steps, server.store.upgrades, when SQL cannot compute what it writes).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from server.store.claims import claim_in
 from server.store.schema_check import MIGRATIONS_TABLE, differences
 from server.store.schema_check import migration_files as migration_files  # re-exported
 from server.store.schema_check import statements as statements  # re-exported
+from server.store.upgrades import AFTER
 
 
 class StoreError(RuntimeError):
@@ -145,6 +147,8 @@ async def _migrate(conn: aiosqlite.Connection) -> None:
         try:
             for statement in statements(sql):
                 await conn.execute(statement)
+            for step in AFTER.get(name, ()):
+                await step(conn)
             await conn.execute("INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
             await conn.execute("COMMIT")
         except BaseException:
