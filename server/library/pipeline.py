@@ -241,7 +241,9 @@ async def _extracted(url: str, html: str | None, text: str | None) -> Extracted:
 
 
 async def _insert_chunks(conn: Any, doc_id: int, prov: Provenance, title: str, chunks: list[str]) -> None:
-    """Every chunk carries the document's stamp (the same Provenance, from provenance.stamp)."""
+    """Every chunk carries the document's stamp (the same Provenance, from provenance.stamp). The
+    title is indexed once per document, on its first chunk: a query for title words finds the
+    document there, and a long title is not copied into the index of every chunk."""
     cols = prov.columns()
     search_title = index_form(title)
     await conn.executemany(
@@ -255,7 +257,7 @@ async def _insert_chunks(conn: Any, doc_id: int, prov: Provenance, title: str, c
                 cols["source_url"],
                 cols["source_host"],
                 cols["source_ref"],
-                search_title,
+                search_title if seq == 0 else "",
                 index_form(chunk),
             )
             for seq, chunk in enumerate(chunks)

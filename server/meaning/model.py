@@ -24,7 +24,7 @@ NAME = "wordllama-l2_supercat-256"
 DIMS = 256
 WINDOW_TOKENS = 256
 MAX_WINDOWS = 4
-MAX_CHARS = 6_000  # what is tokenized of one text (MAX_WINDOWS windows: ~4,000 characters of prose)
+TOKENIZED_CHARS = 6_000  # what is tokenized of one text (MAX_WINDOWS windows: ~4,000 characters of prose)
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 
@@ -61,7 +61,7 @@ class Model:
         self.weights: Vectors = np.ascontiguousarray(table[:, :DIMS], dtype=np.float32)
 
     def _ids(self, texts: list[str]) -> list[list[int]]:
-        encoded = self.tokenizer.encode_batch([t[:MAX_CHARS] for t in texts], add_special_tokens=False)
+        encoded = self.tokenizer.encode_batch([t[:TOKENIZED_CHARS] for t in texts], add_special_tokens=False)
         return [e.ids for e in encoded]
 
     def embed(self, texts: list[str]) -> Vectors:

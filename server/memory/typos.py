@@ -21,7 +21,7 @@ import threading
 from server.searchtext import STOP_WORDS, TOKENIZE
 from server.store.db import Store
 
-MIN_CHARS = 4  # shorter words have too many neighbours to mean one of them
+MIN_WORD_CHARS = 4  # shorter words have too many neighbours to mean one of them
 MAX_WORDS = 3  # words corrected in one query (each costs ~1 ms)
 MAX_CORRECTIONS = 4  # spellings kept for one word: the ones most items hold
 _ALPHABET = string.ascii_lowercase
@@ -30,7 +30,7 @@ _VOCABS = ("facts_fts_vocab", "document_chunks_fts_vocab")
 
 def correctable(word: str) -> bool:
     """A word worth correcting: letters only (a Latin-script word, not a number or code), long enough."""
-    return len(word) >= MIN_CHARS and word.isalpha() and word.isascii()
+    return len(word) >= MIN_WORD_CHARS and word.isalpha() and word.isascii()
 
 
 def edits(word: str) -> list[str]:
