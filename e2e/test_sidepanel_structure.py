@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from e2e.harness.browser import Browser
-from e2e.harness.server import CompanionServer
+from testkit.farm.browser import Browser
+from testkit.farm.server import CompanionServer
 from e2e.test_sidepanel import pair_and_accept, panel_of, web_tab
 from e2e.test_sidepanel_views import SHOTS, axe_violations
 
