@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_memory import build, migrate  # noqa: E402
+from memory_store import build, migrate  # noqa: E402
 
 from server.commands import import_chats  # noqa: E402
 from server.commands.client import Client  # noqa: E402

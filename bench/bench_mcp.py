@@ -29,7 +29,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_memory import build, pct, prose_queries  # noqa: E402
+from bench.memory_store import build, pct, prose_queries  # noqa: E402
 from testkit.server_process import ServerProcess  # noqa: E402
 
 LIMIT = 10  # search_memory's default

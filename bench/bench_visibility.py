@@ -1,6 +1,6 @@
 """Visibility benchmark: what the one visibility rule (wf_visible, server/governance/visibility.py)
 costs per row a reader evaluates, as a ratio to a bare Python SQL function and to no function
-at all, measured in the same run on a store built by bench_memory's generator.
+at all, measured in the same run on a store built by memory_store.py's generator.
 
     .venv/bin/python bench/bench_visibility.py               # 20k facts
     .venv/bin/python bench/bench_visibility.py --items 100000
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-import bench_memory  # noqa: E402
+import memory_store  # noqa: E402
 
 SQL = "SELECT COUNT(*) FROM facts f WHERE f.invalid_at IS NULL AND {cond}"
 
@@ -50,13 +50,13 @@ def main() -> int:
 
 
 def measure(db: Path, items: int, runs: int) -> int:
-    bench_memory.build(db, items)
+    memory_store.build(db, items)
     con = sqlite3.connect(db)
     (rows,) = con.execute("SELECT COUNT(*) FROM facts WHERE invalid_at IS NULL").fetchone()
     plain = best_of(con, SQL.format(cond="f.source_host IS NOT NULL"), runs)
     con.create_function("wf_bare", 1, lambda host: 1, deterministic=False)
     bare = best_of(con, SQL.format(cond="wf_bare(f.source_host)"), runs)
-    bench_memory.install_visibility(con)
+    memory_store.install_visibility(con)
     rule = best_of(con, SQL.format(cond="wf_visible(f.source_host)"), runs)
     con.close()
     per_row = {name: (t - plain) / rows * 1e6 for name, t in (("bare function", bare), ("wf_visible", rule))}

@@ -27,21 +27,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.client
-import http.server
 import io
 import json
 import os
 import random
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-import urllib.parse
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -50,100 +43,22 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench.load_probe import PROBE_INTERVAL, STALL_TARGET_MS, Prober, probe_main, stall_report, summary  # noqa: E402
+from bench.load_traffic import (  # noqa: E402
+    CHAT_HOSTS,
+    COLLECT_HOSTS,
+    EXPECTED,
+    OPS,
+    RULES,
+    PageServer,
+    load_pages,
+    page_url,
+    words,
+    zipf_path,
+)
 from testkit.server_process import ServerProcess  # noqa: E402 - after the path is set
 
-HTML_DIR = REPO.parent / "shared" / "reference" / "extraction" / "html"
 OUT = REPO / "bench" / "out" / "load.json"
-STALL_TARGET_MS = 50.0
-PROBE_INTERVAL = 0.010
-
-WORDS = (
-    "memory page source server local browser note capture search library document chunk extension "
-    "policy resolver privacy network request answer python sqlite index query token origin host "
-    "walnut river mountain garden coffee bicycle language history science music photograph winter "
-    "summer recipe bread apple orange harbour station library theatre museum journey signal pattern "
-    "the a of and to in is it that for on with as was at by an be this which from or have"
-).split()
-
-# (host, weight, mode set by the bench or None for the resolver's default)
-HOSTS: list[tuple[str, float, str | None]] = [
-    ("en.wikipedia.org", 14, None),
-    ("github.com", 10, None),
-    ("stackoverflow.com", 8, None),
-    ("news.ycombinator.com", 6, None),
-    ("docs.python.org", 6, None),
-    ("developer.mozilla.org", 5, None),
-    ("www.nytimes.com", 4, None),
-    ("medium.com", 4, None),
-    ("arxiv.org", 3, None),
-    ("www.reddit.com", 5, None),
-    ("blog.example.net", 2, "collect"),
-    ("news.example.org", 3, "suggest"),
-    ("intranet.corp.example", 2, "off"),
-    ("www.chase.com", 1, None),
-    ("accounts.google.com", 1, None),
-    ("mail.example.com", 2, "off"),
-]
-CHAT_HOSTS = [
-    ("chatgpt.com", "/c/"),
-    ("claude.ai", "/chat/"),
-    ("gemini.google.com", "/app/"),
-    ("www.perplexity.ai", "/search/"),
-]
-RULES = {h: m for h, _, m in HOSTS if m} | {"pages.example.com": "collect", "127.0.0.1": "collect"}
-COLLECT_HOSTS = [h for h, _, m in HOSTS if m in (None, "collect") and h not in ("www.chase.com", "accounts.google.com")]
-OPS = {"page-probe": 0.45, "page-match": 0.25, "capture": 0.15, "note": 0.15}
-EXPECTED = {
-    "page-probe": (200,),
-    "page-match": (200,),
-    "capture": (200,),
-    "note": (201,),
-    "add_text": (200, 201),
-    "add_url": (200, 201),
-}
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {
-        "n": len(values),
-        "p50_ms": pct(values, 50),
-        "p99_ms": pct(values, 99),
-        "max_ms": max(values) if values else float("nan"),
-        "mean_ms": statistics.fmean(values) if values else float("nan"),
-    }
-
-
-def words(rng: random.Random, lo: int, hi: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi)))
-
-
-def zipf_path(rng: random.Random) -> str:
-    n = min(int(rng.paretovariate(1.1)), 5000)
-    return rng.choice(
-        [
-            "/wiki/Page_{n}",
-            "/topic/{n}",
-            "/questions/{n}/how-to",
-            "/a/b/{n}?id={n}&utm_source=x",
-            "/posts/{n}/",
-            "/article/{n}#section",
-        ]
-    ).format(n=n)
-
-
-def page_url(rng: random.Random, hosts: list[tuple[str, float, str | None]] = HOSTS) -> str:
-    host = rng.choices([h for h, _, _ in hosts], weights=[w for _, w, _ in hosts])[0]
-    return f"https://{host}{zipf_path(rng)}"
 
 
 # ---------------------------------------------------------------- the server under test
@@ -157,122 +72,6 @@ class Server(ServerProcess):
         super().__init__(data_dir, "--allow-private-fetch")
         self.start()
         self.headers = {"Authorization": f"Bearer {self.token}"}
-
-
-class PageServer:
-    """Serves the HTML pages for add_url on 127.0.0.1 (a thread; only the server fetches from it)."""
-
-    def __init__(self, pages: dict[str, bytes]) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                body = pages.get(urllib.parse.unquote(urllib.parse.urlsplit(self.path).path.lstrip("/")))
-                if body is None:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def load_pages(limit: int) -> tuple[dict[str, bytes], str]:
-    """Large real pages when ../shared/reference is here; generated large pages otherwise."""
-    files = sorted(HTML_DIR.glob("*.html"), key=lambda p: -p.stat().st_size) if HTML_DIR.is_dir() else []
-    if files:
-        picked = files[:limit]
-        return {f"page{i}.html": p.read_bytes() for i, p in enumerate(picked)}, f"{len(picked)} largest of {HTML_DIR}"
-    rng = random.Random(7)
-    pages = {}
-    for i in range(limit):
-        paras = "".join(f"<p>{words(rng, 40, 120)}.</p>" for _ in range(400))
-        html = (
-            f"<html><head><title>Generated page {i}</title></head><body><nav>{words(rng, 30, 30)}</nav>"
-            f"<article><h1>Generated {i}</h1>{paras}</article><footer>{words(rng, 20, 20)}</footer></body></html>"
-        )
-        pages[f"page{i}.html"] = html.encode()
-    return pages, f"{limit} generated pages"
-
-
-# ---------------------------------------------------------------- the prober (its own process)
-
-
-def probe_main(port: int, seconds: float, out: str) -> None:
-    """GET /api/health every 10 ms on one kept-alive connection; write [[t, latency_ms], ...]."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    samples: list[list[float]] = []
-    errors = 0
-    start = time.perf_counter()
-    next_at = start
-    while True:
-        now = time.perf_counter()
-        if now - start >= seconds:
-            break
-        if now < next_at:
-            time.sleep(next_at - now)
-        t0 = time.perf_counter()
-        try:
-            conn.request("GET", "/api/health")
-            resp = conn.getresponse()
-            resp.read()
-            ok = resp.status == 200
-        except (OSError, http.client.HTTPException):
-            ok = False
-            conn.close()
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        t1 = time.perf_counter()
-        if ok:
-            samples.append([round(t0 - start, 4), (t1 - t0) * 1000])
-        else:
-            errors += 1
-        next_at = max(next_at + PROBE_INTERVAL, t1)
-    Path(out).write_text(json.dumps({"samples": samples, "errors": errors}))
-
-
-class Prober:
-    def __init__(self, port: int, seconds: float, workdir: Path, name: str) -> None:
-        self.out = workdir / f"probe-{name}.json"
-        self.proc = subprocess.Popen(  # noqa: S603 - this script
-            [sys.executable, __file__, "--probe", str(port), str(seconds), str(self.out)],
-            cwd=REPO,
-        )
-
-    def result(self) -> dict[str, Any]:
-        self.proc.wait(120)
-        data = json.loads(self.out.read_text())
-        lat = [s[1] for s in data["samples"]]
-        return {**summary(lat), "errors": data["errors"], "latencies_ms": lat}
-
-
-def stall_report(phase: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
-    base = baseline["p50_ms"]
-    excess_p99 = max(0.0, phase["p99_ms"] - base)
-    excess_max = max(0.0, phase["max_ms"] - base)
-    over = sum(1 for x in phase["latencies_ms"] if x - base > STALL_TARGET_MS)
-    base_over = sum(1 for x in baseline["latencies_ms"] if x - base > STALL_TARGET_MS)
-    return {
-        **{k: v for k, v in phase.items() if k != "latencies_ms"},
-        "samples_over_target": over,
-        "fraction_over_target": over / max(1, phase["n"]),
-        "baseline_fraction_over_target": base_over / max(1, baseline["n"]),
-        "stall_p99_ms": excess_p99,
-        "stall_max_ms": excess_max,
-        "p99_over_baseline_p99": phase["p99_ms"] / baseline["p99_ms"],
-        "max_over_baseline_max": phase["max_ms"] / baseline["max_ms"],
-        "stall_p99_within_target": excess_p99 <= STALL_TARGET_MS,
-        "stall_max_within_target": excess_max <= STALL_TARGET_MS,
-    }
 
 
 # ---------------------------------------------------------------- the clients

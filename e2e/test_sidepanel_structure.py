@@ -3,7 +3,7 @@ code) and chat turns with math (KaTeX, rendered after the sanitiser), in the rea
 the real server. Nothing from the page runs: raw HTML in the Markdown stays text.
 
 Screenshots (light and dark, 420 px): e2e/report/screenshots/views/50-library-reader-markdown-*.png
-and 51-conversation-math-*.png. axe-core runs in each state (tour, from test_sidepanel_views).
+and 51-conversation-math-*.png. axe-core runs in each state (as in test_sidepanel_views).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from e2e.sidepanel_views_kit import SHOTS, axe_violations
+from e2e.test_sidepanel import pair_and_accept, panel_of, web_tab
 from testkit.farm.browser import Browser
 from testkit.farm.server import CompanionServer
-from e2e.test_sidepanel import pair_and_accept, panel_of, web_tab
-from e2e.test_sidepanel_views import SHOTS, axe_violations
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -24,30 +24,25 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Page
 
+from e2e.sidepanel_views_kit import (
+    CHAT_URL,
+    DOC_URL,
+    MARK_E,
+    MARK_S,
+    NOTE_URL,
+    TURNS,
+    axe_violations,
+    focused_key,
+    result_keys,
+    search_in_panel,
+    seed,
+    tab_urls,
+    tour,
+)
 from e2e.test_sidepanel import PAGE_HTML, pair_and_accept, panel_of, web_tab
-from testkit.farm.browser import REPO, Browser
-from testkit.farm.report import REPORT_DIR
-from testkit.farm.server import CompanionServer, FarmError
-
-SHOTS = REPORT_DIR / "screenshots" / "views"
-AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
-WIDTHS = (320, 600)
-SCHEMES = ("light", "dark")
-WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-MARK_S, MARK_E = "\ue000", "\ue001"
-UNDO_MS = 8000  # background/library.js
-
-CHAT_URL = "https://chatgpt.com/c/panel-walnuts"
-NOTE_URL = "https://notes.example/walnuts"
-DOC_URL = "https://docs.example/nut-guide"
-TURNS = [
-    ("user", "How do I store walnuts after the harvest?"),
-    ("assistant", "Keep the walnuts in an airtight jar.\n\n- somewhere dry\n- somewhere cool"),
-    ("user", "And for how long do stored walnuts keep?"),
-    ("assistant", "About a year frozen, a few months in the pantry."),
-]
+from testkit.farm.browser import Browser
+from testkit.farm.server import CompanionServer
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -67,126 +62,6 @@ def browser(farm: Any) -> Browser:
 @pytest.fixture
 def server(farm: Any) -> CompanionServer:
     return farm.server
-
-
-# ---------------------------------------------------------------- helpers
-
-
-async def seed(server: CompanionServer) -> dict[str, Any]:
-    """Notes, a clip, a captured chat and a library document, written as the extension would."""
-    ids: dict[str, Any] = {}
-    for url, title, text in (
-        (NOTE_URL, "Walnut harvest", "Store the walnut harvest somewhere dry; shelled walnuts keep a year frozen."),
-        ("https://notes.example/lanterns", "Paper lanterns", "A paper lantern needs a small weight; a walnut works."),
-    ):
-        status, body = await server.call("POST", "/api/notes", json_body={"url": url, "title": title, "text": text})
-        assert status == 201, body
-        ids[url] = body["id"]
-    status, _ = await server.call(
-        "POST",
-        "/api/clips",
-        json_body={
-            "url": "https://blog.example/autumn",
-            "title": "Autumn chores",
-            "text": "October is for raking leaves and storing the walnuts in the shed.",
-        },
-    )
-    assert status == 201
-    status, body = await server.call(
-        "POST",
-        "/api/captures",
-        json_body={
-            "url": CHAT_URL,
-            "title": "Walnut storage",
-            "site": "chatgpt",
-            "turns": [{"role": r, "text": t} for r, t in TURNS],
-        },
-    )
-    assert status == 200 and body["added"] == 4, body
-    for url, title, text in (
-        (
-            DOC_URL,
-            "A guide to nuts",
-            "Walnuts, pecans and hazelnuts. " * 20 + "Store walnuts cold to keep their oils fresh.",
-        ),
-        ("https://docs.example/quinces", "Quince paste", "Quince paste takes hours of slow cooking. " * 10),
-    ):
-        status, body = await server.call(
-            "POST", "/api/library/add_text", json_body={"url": url, "title": title, "text": text}
-        )
-        assert status == 201, body
-        ids[url] = body["document"]["id"]
-    return ids
-
-
-async def axe_violations(page: Page) -> list[dict[str, Any]]:
-    """axe-core over the panel page as it is now: serious/critical WCAG 2.1 A/AA violations, and
-    any content outside landmarks (`region`)."""
-    if not await page.evaluate("() => typeof window.axe !== 'undefined'"):
-        if not AXE.is_file():
-            raise FarmError(f"axe-core is missing ({AXE}): run ./scripts/setup --test")
-        # the panel's CSP (script-src 'self') refuses an inline <script> (add_script_tag), so the
-        # source is evaluated over CDP, which CSP does not govern; nothing is added to the extension
-        cdp = await page.context.new_cdp_session(page)
-        try:
-            res = await cdp.send("Runtime.evaluate", {"expression": AXE.read_text("utf-8")})
-        finally:
-            await cdp.detach()
-        if "exceptionDetails" in res:
-            raise FarmError(f"axe-core did not load in the panel: {res['exceptionDetails']}")
-    found: list[dict[str, Any]] = await page.evaluate(
-        """async (tags) => {
-          const pick = (r) => r.violations.map((v) => ({
-            id: v.id, impact: v.impact, help: v.help,
-            nodes: v.nodes.slice(0, 4).map((n) =>
-              n.target.join(' ') + ' :: ' + (n.failureSummary || '').split('\\n').slice(0, 2).join(' ')),
-          }));
-          const wcag = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
-          const region = await axe.run(
-            document, {runOnly: {type: 'rule', values: ['region']}, resultTypes: ['violations']});
-          return [...pick(wcag).filter((v) => v.impact === 'serious' || v.impact === 'critical'), ...pick(region)];
-        }""",
-        WCAG_TAGS,
-    )
-    return found
-
-
-async def tour(page: Page, name: str, problems: dict[str, Any]) -> None:
-    """Screenshots of the panel as it is, at two widths and in both schemes, each checked by axe."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for width in WIDTHS:
-        await page.set_viewport_size({"width": width, "height": 860})
-        for scheme in SCHEMES:
-            await page.emulate_media(color_scheme=scheme)
-            await page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
-            await page.screenshot(path=str(SHOTS / f"{name}-{width}-{scheme}.png"), full_page=True)
-            bad = await axe_violations(page)
-            if bad:
-                problems[f"{name} {width}px {scheme}"] = bad
-    await page.set_viewport_size({"width": 600, "height": 860})
-    await page.emulate_media(color_scheme="light")
-
-
-async def focused_key(page: Page) -> str | None:
-    return await page.evaluate(
-        "() => document.activeElement && document.activeElement.dataset.key || document.activeElement.id || null"
-    )
-
-
-async def result_keys(page: Page) -> list[str]:
-    return await page.eval_on_selector_all("#results button.result", "bs => bs.map((b) => b.dataset.key)")
-
-
-async def search_in_panel(panel: Page, q: str) -> None:
-    await panel.fill("#q", q)
-    await panel.press("#q", "Enter")
-    await panel.wait_for_function(
-        "(q) => (document.getElementById('search-status').textContent || '').includes(q)", arg=q
-    )
-
-
-async def tab_urls(b: Browser) -> list[str]:
-    return await b.sw.evaluate("() => chrome.tabs.query({}).then((ts) => ts.map((t) => t.pendingUrl || t.url))")
 
 
 # ---------------------------------------------------------------- tests
@@ -402,104 +277,3 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     assert TURNS[3][1] in await panel.inner_text(f"{last} >> .turn-version")
     await tour(panel, "23-conversation-versions", problems)
     assert not problems, problems
-
-
-async def test_library_delete_waits_for_undo_then_reaches_the_server(browser: Browser, server: CompanionServer) -> None:
-    await pair_and_accept(browser, server)
-    ids = await seed(server)
-    keep, drop = ids[DOC_URL], ids["https://docs.example/quinces"]
-    panel = await panel_of(browser, view="library")
-    await panel.wait_for_selector(f"li.doc[data-id='{keep}']")
-    row = await panel.inner_text(f"li.doc[data-id='{keep}']")
-    doc = (await server.call("GET", f"/api/library/{keep}"))[1]["document"]
-    assert "A guide to nuts" in row and "docs.example" in row and "saved just now" in row
-    assert doc["chars"] < 1000 and f"{doc['chars']} characters" in row, row
-    assert await panel.get_attribute(f"li.doc[data-id='{keep}'] a.button", "href") == DOC_URL
-    # read: the extracted text as the server stores it
-    await panel.click(f"li.doc[data-id='{keep}'] >> text=Read")
-    await panel.wait_for_selector("#doc-reader .reader-text")
-    assert await panel.text_content("#doc-reader .reader-text") == doc["text"]
-    await panel.click("#doc-reader > button")
-
-    # delete then undo: nothing reaches the server, even after the window
-    await panel.click(f"li.doc[data-id='{keep}'] >> text=Delete")
-    await panel.wait_for_selector(f"[data-deleted='{keep}']")
-    await panel.click(f"[data-deleted='{keep}'] button")
-    await panel.wait_for_selector(f"li.doc[data-id='{keep}']")
-    # delete without undo (the positive control): gone from the server once the window ends
-    await panel.click(f"li.doc[data-id='{drop}'] >> text=Delete")
-    await panel.wait_for_selector(f"[data-deleted='{drop}']")
-    assert (await server.call("GET", f"/api/library/{drop}"))[0] == 200, "held during the undo window"
-    deadline = time.monotonic() + UNDO_MS / 1000 + 6
-    while (await server.call("GET", f"/api/library/{drop}"))[0] != 404 and time.monotonic() < deadline:  # noqa: ASYNC110
-        await asyncio.sleep(0.3)
-    assert (await server.call("GET", f"/api/library/{drop}"))[0] == 404, "the delete was sent"
-    assert (await server.call("GET", f"/api/library/{keep}"))[0] == 200, "the undone delete never was"
-    assert browser.tap.records(), "the tap saw the panel's traffic"
-    deletes = [r for r in browser.tap.records() if r.method == "DELETE"]
-    assert [r.url.rsplit("/", 1)[-1] for r in deletes] == [str(drop)], "one DELETE, for the one not undone"
-    await panel.wait_for_selector(f"[data-deleted='{drop}']", state="detached", timeout=15000)
-    assert not await panel.is_visible(f"li.doc[data-id='{drop}']")
-
-
-async def test_search_hides_a_site_turned_off_and_a_forgotten_one(browser: Browser, server: CompanionServer) -> None:
-    await pair_and_accept(browser, server)
-    status, _ = await server.call(
-        "POST",
-        "/api/notes",
-        json_body={"url": "https://hidden.example/recipes", "title": "Recipes", "text": "my secret quince recipe"},
-    )
-    assert status == 201
-    panel = await panel_of(browser, view="search")
-    # positive control: found while the site is collect
-    await search_in_panel(panel, "quince recipe")
-    assert await panel.locator("#results li[data-kind=note]").count() == 1
-    status, _ = await server.call("PUT", "/api/site-mode", json_body={"host": "hidden.example", "mode": "off"})
-    assert status == 200
-    await search_in_panel(panel, "secret quince")
-    assert await panel.locator("#results li[data-kind=note]").count() == 0
-    assert "secret quince" in await panel.inner_text("#results [data-empty=search]")
-
-    # forget: found before, gone after (the soft forget every reader honours)
-    status, _ = await server.call(
-        "POST",
-        "/api/notes",
-        json_body={"url": "https://forgot.example/jam", "title": "Jam", "text": "medlar jelly needs bletted fruit"},
-    )
-    assert status == 201
-    await search_in_panel(panel, "medlar jelly")
-    assert await panel.locator("#results li[data-kind=note]").count() == 1
-    status, dry = await server.call("POST", "/api/forget", json_body={"host": "forgot.example", "dry_run": True})
-    assert status == 200 and dry["facts"] == 1, dry
-    status, done = await server.call(
-        "POST", "/api/forget", json_body={"host": "forgot.example", "confirm": dry["confirm"]}
-    )
-    assert status == 200, done
-    await search_in_panel(panel, "medlar")
-    assert await panel.locator("#results li[data-kind=note]").count() == 0
-
-
-async def test_open_search_command_switches_an_open_panel_to_search(browser: Browser, server: CompanionServer) -> None:
-    """The open-search command opens the panel and writes the view it wants (background/main.js);
-    a real key press cannot reach a headless browser's command handler, so the second half is
-    driven here: the worker writes what the command writes, the open panel shows Search."""
-    await pair_and_accept(browser, server)
-    panel = await panel_of(browser)
-    await panel.wait_for_selector("#view-memory:not([hidden])")
-    await browser.sw.evaluate("() => chrome.storage.session.set({panelView: {view: 'search', at: Date.now()}})")
-    await panel.wait_for_selector("#view-search:not([hidden])")
-    assert await panel.evaluate("() => document.activeElement.id") == "q"
-    assert await browser.sw.evaluate("() => chrome.storage.session.get('panelView')") == {}
-    manifest = (REPO / "extension" / "manifest.json").read_text("utf-8")
-    assert '"open-search"' in manifest
-    # the tab list by keyboard: arrows move between views (wrapping), the focus stays on the tabs
-    await panel.focus("#tab-search")
-    await panel.keyboard.press("ArrowRight")
-    await panel.wait_for_selector("#view-library:not([hidden])")
-    assert await panel.evaluate("() => document.activeElement.id") == "tab-library"
-    await panel.keyboard.press("End")
-    await panel.keyboard.press("ArrowRight")
-    await panel.wait_for_selector("#view-memory:not([hidden])")
-    assert await panel.evaluate("() => document.activeElement.id") == "tab-memory"
-    assert await panel.get_attribute("#tab-memory", "tabindex") == "0"
-    assert await panel.get_attribute("#tab-library", "tabindex") == "-1"

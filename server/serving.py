@@ -5,7 +5,7 @@ long, a body it cannot frame) before any middleware runs, with a text/plain body
 the offending bytes back. `JsonErrorRunner` makes those answers the JSON error shape of every
 other answer (`{"error": {"code", "message"}}`, the same status, nothing echoed). aiohttp has
 no public hook for this: the runner swaps the class of the server it builds for one whose
-connection handlers override `RequestHandler.handle_error` (tests/test_hostile_requests.py
+connection handlers override `RequestHandler.handle_error` (tests/test_hostile_wire.py
 sends raw bytes to prove it, so an aiohttp upgrade that moves the hook fails there). Its log
 line names the refusal only: aiohttp's own quotes the request's bytes, a token among them.
 """

@@ -141,3 +141,10 @@ async def running_api(settings: Settings) -> AsyncIterator[Api]:
 async def api(settings: Settings) -> AsyncIterator[Api]:
     async with running_api(settings) as client:
         yield client
+
+
+@pytest.fixture
+async def api_private(settings: Settings) -> AsyncIterator[Api]:
+    """A server whose fetcher may reach loopback (tests only), so a local site can redirect."""
+    async with running_api(dataclasses.replace(settings, allow_private_fetch=True)) as client:
+        yield client

@@ -4,117 +4,25 @@ delete routes; refusals that write nothing. add_url fetches from a local test si
 
 from __future__ import annotations
 
-import io
-import json
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from aiohttp import web
 
 from server import appkeys
 from server.library import queries
 from server.library.chunking import chunk_text
-from server.settings import Settings
-from tests.conftest import Api, free_port, local_site
-
-PARAS = [
-    f"Paragraph {i} of the walnut lantern article explains provenance, the axis memory systems forget. "
-    + " ".join(["Each stored chunk knows where it came from, and the panel shows each document once."] * 3)
-    for i in range(12)
-]
-ARTICLE_TEXT = "\n".join(PARAS)
-
-
-def article(title: str = "Walnut lantern", canonical: str | None = None, paras: list[str] | None = None) -> str:
-    link = f'<link rel="canonical" href="{canonical}">' if canonical else ""
-    body = "".join(f"<p>{p}</p>" for p in (paras or PARAS))
-    return (
-        f'<!doctype html><html lang="en"><head><title>{title}</title>{link}'
-        '<meta name="author" content="Ada Lovelace"></head><body>'
-        '<nav><a href="/">Home</a> <a href="/about">About us</a></nav>'
-        f"<main><article><h1>{title}</h1>{body}</article></main>"
-        "<footer>Copyright footer text that is not content</footer></body></html>"
-    )
-
-
-# A page trafilatura returns nothing for: the kind of fragment an extension may post (a
-# page's app root without <html>/<head>); trafilatura's loader rejects a one-child fragment
-# as "not valid HTML", the BeautifulSoup fallback reads its <main> without the navigation.
-FALLBACK_PAGE = (
-    '<div id="app"><main><nav>Menu Home About</nav><h1>Quince orchards</h1>'
-    "<p>Quince orchards grow in the valley.</p><p>They flower in May.</p></main></div>"
+from tests.conftest import Api
+from tests.library.routes_support import (
+    ARTICLE_TEXT,
+    FALLBACK_PAGE,
+    PARAS,
+    Site,
+    article,
+    chunk_rows,
+    post_big,
+    table_counts,
 )
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", port=free_port(), allow_private_fetch=True)
-
-
-class Site:
-    """A local web site whose pages tests change between requests."""
-
-    def __init__(self) -> None:
-        self.pages: dict[str, tuple[int, str, bytes, dict[str, str]]] = {}
-        self.base = ""
-        self.hits: dict[str, int] = {}
-
-    def page(
-        self,
-        path: str,
-        body: str | bytes,
-        *,
-        status: int = 200,
-        ctype: str = "text/html; charset=utf-8",
-        headers: dict[str, str] | None = None,
-    ) -> str:
-        raw = body.encode("utf-8") if isinstance(body, str) else body
-        self.pages[path] = (status, ctype, raw, headers or {})
-        return self.base + path
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        self.hits[request.path] = self.hits.get(request.path, 0) + 1
-        if request.path not in self.pages:
-            return web.Response(status=404, text="not found")
-        status, ctype, raw, headers = self.pages[request.path]
-        resp = web.Response(status=status, body=raw, headers=headers)
-        if ctype:
-            resp.headers["Content-Type"] = ctype
-        return resp
-
-
-@pytest.fixture
-async def site(api: Api) -> AsyncIterator[Site]:
-    # 127.0.0.1 is 'off' by the sensitive defaults; the person opens it for this test site
-    status, _ = await api.put("/api/site-mode", {"host": "127.0.0.1", "mode": "collect"})
-    assert status == 200
-    s = Site()
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", s.handle)
-    async with local_site(app) as base:
-        s.base = base
-        yield s
-
-
-async def table_counts(api: Api) -> dict[str, int]:
-    out = {}
-    for table in ("documents", "document_chunks", "document_chunks_fts"):
-        out[table] = (await api.store.fetchall(f"SELECT COUNT(*) FROM {table}"))[0][0]  # noqa: S608
-    out["activity"] = (
-        await api.store.fetchall("SELECT COUNT(*) FROM activity WHERE kind IN ('document', 'document_removed')")
-    )[0][0]
-    return out
-
-
-async def chunk_rows(api: Api, doc_id: int) -> list[Any]:
-    return await api.store.fetchall(
-        "SELECT seq, text, source_url, source_host, source_ref FROM document_chunks WHERE document_id = ? ORDER BY seq",
-        (doc_id,),
-    )
-
+from tests.library.routes_support import settings as settings  # noqa: F401  (the fixture: add_url may reach the local site)
 
 # --- both lanes --------------------------------------------------------------------------
 
@@ -311,12 +219,6 @@ async def test_list_get_delete(api: Api) -> None:
     assert kinds.count("document") == 3 and kinds[-1] == "document_removed"
 
 
-async def post_big(api: Api, route: str, body: dict[str, Any]) -> tuple[int, Any]:
-    """POST raw UTF-8 JSON from a stream (a large body as bytes makes aiohttp warn)."""
-    raw = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    return await api.call("POST", route, data=io.BytesIO(raw), headers={"Content-Type": "application/json"})  # type: ignore[arg-type]
-
-
 async def test_caps_count_characters_not_bytes(api: Api) -> None:
     # 1,000,000 two-byte characters: 2 MB of UTF-8, at the text cap, accepted
     text = ("é" * 99 + " ") * 10_000
@@ -325,133 +227,6 @@ async def test_caps_count_characters_not_bytes(api: Api) -> None:
     )
     assert status == 201, answer
     assert answer["document"]["chars"] == len(text.strip())
-
-
-# --- refusals write nothing ---------------------------------------------------------------
-
-
-async def test_refusals_write_nothing(api: Api, site: Site) -> None:
-    url = site.page("/doc.pdf", b"%PDF-1.7 ...", ctype="application/pdf")
-    img = site.page("/pic.png", b"\x89PNG....", ctype="image/png")
-    assert (await api.put("/api/site-mode", {"host": "quiet.example", "mode": "suggest"}))[0] == 200
-    assert (await api.put("/api/site-mode", {"host": "closed.example", "mode": "off"}))[0] == 200
-    before = await table_counts(api)
-    cases: list[tuple[str, dict[str, Any], int, str]] = [
-        ("/api/library/add_text", {"url": "https://quiet.example/a", "title": "t", "text": "x" * 50}, 403, "site_mode"),
-        ("/api/library/add_text", {"url": "https://www.closed.example/a", "title": "t", "text": "x"}, 403, "site_mode"),
-        ("/api/library/add_url", {"url": "https://quiet.example/a"}, 403, "site_mode"),
-        ("/api/library/add_text", {"url": "ftp://example.com/a", "title": "t", "text": "x"}, 400, "bad_url"),
-        ("/api/library/add_text", {"url": "not a url", "title": "t", "text": "x"}, 400, "bad_url"),
-        ("/api/library/add_url", {"url": "javascript:alert(1)"}, 400, "bad_url"),
-        ("/api/library/add_url", {"url": "file:///etc/passwd"}, 400, "bad_url"),
-        ("/api/library/add_text", {"url": "https://example.com/a", "title": "t"}, 400, "missing_field"),
-        ("/api/library/add_text", {"url": "https://example.com/a", "title": "t", "text": "  "}, 400, "missing_field"),
-        (
-            "/api/library/add_text",
-            {"url": "https://example.com/a", "title": "t", "text": "x", "extra": 1},
-            400,
-            "unknown_field",
-        ),
-        ("/api/library/add_url", {"url": url}, 422, "not_html"),
-        ("/api/library/add_url", {"url": img}, 422, "not_html"),
-    ]
-    for route, body, status, code in cases:
-        got, answer = await post_big(api, route, body)
-        assert (got, answer["error"]["code"]) == (status, code), (
-            route,
-            body if len(str(body)) < 200 else "big",
-            answer,
-        )
-    assert await table_counts(api) == before
-
-
-async def test_oversized_fields_are_413_and_write_nothing(api: Api) -> None:
-    before = await table_counts(api)
-    for field, value in (
-        ("html", "<p>" + "é" * 5_000_000),
-        ("html", "<p>" + "a" * 5_000_000),
-        ("text", "x" * 1_000_001),
-    ):
-        got, answer = await post_big(
-            api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t", field: value}
-        )
-        assert (got, answer["error"]["code"]) == (413, "payload_too_large"), answer
-        assert answer["error"]["field"] == f"body.{field}"
-    # a body past the route's byte limit is refused before it is parsed
-    got, answer = await post_big(
-        api, "/api/library/add_text", {"url": "https://example.com/a", "title": "t", "text": "x" * (25 * 1024 * 1024)}
-    )
-    assert (got, answer["error"]["code"]) == (413, "payload_too_large")
-    assert await table_counts(api) == before
-
-
-async def test_non_html_error_names_the_type(api: Api, site: Site) -> None:
-    url = site.page("/paper", b"%PDF-1.7", ctype="application/pdf")
-    status, answer = await api.post("/api/library/add_url", {"url": url})
-    assert status == 422 and "application/pdf" in answer["error"]["message"]
-    assert answer["error"]["content_type"] == "application/pdf"
-
-
-async def test_add_url_follows_redirects_and_keeps_the_given_url(api: Api, site: Site) -> None:
-    site.page("/final", article(title="Moved"))
-    site.page("/hop2", "", status=302, headers={"Location": "/final"})
-    start = site.page("/hop1", "", status=301, headers={"Location": site.base + "/hop2"})
-    status, answer = await api.post("/api/library/add_url", {"url": start})
-    assert status == 201, answer
-    assert answer["document"]["source_url"] == start and answer["document"]["title"] == "Moved"
-
-
-@pytest.mark.parametrize(
-    "target",
-    [
-        "http://169.254.169.254/latest/meta-data/",
-        "http://[::ffff:169.254.169.254]/",
-        "http://[fe80::1]/",
-        "http://0.0.0.0/",
-        "file:///etc/passwd",
-    ],
-)
-async def test_a_redirect_to_metadata_is_refused_even_with_the_test_flag(api: Api, site: Site, target: str) -> None:
-    url = site.page("/jump", "", status=302, headers={"Location": target})
-    status, answer = await api.post("/api/library/add_url", {"url": url})
-    assert status == 400 and answer["error"]["code"] == "destination_refused", answer
-    assert answer["error"]["redirect"] == target and "redirect refused" in answer["error"]["message"]
-    assert (await table_counts(api))["documents"] == 0
-
-
-async def test_a_redirect_into_an_off_site_is_refused(api: Api, site: Site) -> None:
-    # the page would come from localhost (its own site, 'off' by the sensitive defaults)
-    port = site.base.rsplit(":", 1)[1]
-    site.page("/inside", article())
-    url = site.page("/short", "", status=302, headers={"Location": f"http://localhost:{port}/inside"})
-    status, answer = await api.post("/api/library/add_url", {"url": url})
-    assert status == 403 and answer["error"]["code"] == "site_mode", answer
-    assert (await table_counts(api))["documents"] == 0
-
-
-async def test_add_url_gives_up_after_five_redirects(api: Api, site: Site) -> None:
-    for i in range(7):
-        site.page(f"/r{i}", "", status=302, headers={"Location": f"/r{i + 1}"})
-    site.page("/r7", article())
-    status, answer = await api.post("/api/library/add_url", {"url": site.base + "/r0"})
-    assert status == 502 and "redirects" in answer["error"]["message"]
-    assert site.hits.get("/r6") is None  # five redirects followed: /r0../r5 fetched, no more
-    assert (await table_counts(api))["documents"] == 0
-
-
-async def test_add_url_refuses_an_oversized_page(api: Api, site: Site) -> None:
-    from server.library import fetch
-
-    big = "<html><body>" + "<p>word </p>" * (fetch.MAX_BYTES // 10) + "</body></html>"
-    url = site.page("/big", big)
-    status, answer = await api.post("/api/library/add_url", {"url": url})
-    assert status == 422 and answer["error"]["code"] == "too_large"
-    assert (await table_counts(api))["documents"] == 0
-
-
-async def test_upstream_404_is_a_clear_502(api: Api, site: Site) -> None:
-    status, answer = await api.post("/api/library/add_url", {"url": site.base + "/missing"})
-    assert status == 502 and "HTTP 404" in answer["error"]["message"]
 
 
 # --- everywhere else: page match, probe, search, forget -----------------------------------
