@@ -116,6 +116,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 def counts(live: LiveServer) -> dict[str, int]:
     async def read() -> dict[str, int]:
         assert live.app is not None
+        # the background embedder turns earlier writes' queue rows into vectors at its own pace:
+        # let it catch up first, so that a change seen below is the request's own
+        await live.app[appkeys.EMBEDDER].settled()
         store = live.app[appkeys.STORE]
         names = [r[0] for r in await store.fetchall(ITEM_TABLES_SQL)]
         return {n: (await store.fetchall(f'SELECT count(*) FROM "{n}"'))[0][0] for n in names if n != "activity"}

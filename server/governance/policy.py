@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import json
@@ -79,6 +80,10 @@ class PolicyOwner:
         self.store = store
         self._current: dict[str, Any] | None = None
         self._mark: tuple[int, float] | None = None
+        # loads run one at a time, each reading the rules as they are when it starts: a load that
+        # read the rules before a rule change can never finish after the change's own load and
+        # put the older snapshot back
+        self._loading = asyncio.Lock()
 
     @property
     def current(self) -> dict[str, Any]:
@@ -88,6 +93,12 @@ class PolicyOwner:
 
     async def load(self) -> dict[str, Any]:
         """Read the rules and build the snapshot the extension and the server resolve from."""
+        async with self._loading:
+            return await self._load()
+
+    async def _load(self) -> dict[str, Any]:
+        row = await self.store.fetchone("SELECT COUNT(*), COALESCE(MAX(updated_at), 0) FROM site_rules")
+        self._mark = (int(row[0]), float(row[1])) if row else (0, 0.0)
         rows = await self.store.fetchall("SELECT host, mode FROM site_rules ORDER BY host")
         rules: list[dict[str, Any]] = [
             {"host": r["host"], "mode": r["mode"], **({} if covers_subdomains(r["host"]) else {"exact": True})}
@@ -109,7 +120,6 @@ class PolicyOwner:
         mark = (int(row[0]), float(row[1])) if row else (0, 0.0)
         if self._current is None or mark != self._mark:
             await self.load()
-            self._mark = mark
         return self.current
 
     async def snapshot(self) -> dict[str, Any]:

@@ -90,7 +90,7 @@ async def test_off_hides_every_item_of_the_site_and_collect_shows_them_again(api
     assert before["exact"] == 2 and before["site"] >= 1 and before["documents"] == 1
     assert before["related"] and set(before["related"]) <= {OFF_HOST, f"www.{OFF_HOST}"}
     assert before["probe"] == (1, 1)
-    assert before["search"] == [OFF_HOST, f"www.{OFF_HOST}"]
+    assert {OFF_HOST, f"www.{OFF_HOST}"} <= set(before["search"])
     assert before["turns"] == 2 and before["library"] == [OFF_HOST] and before["document"] == 200
     assert {PAGE, SUB_PAGE, CHAT, DOC} <= set(before["activity_urls"]) and before["activity_text"]
 
@@ -99,7 +99,8 @@ async def test_off_hides_every_item_of_the_site_and_collect_shows_them_again(api
     assert after["exact"] == after["site"] == after["documents"] == 0
     assert after["related"] == []  # not even from another site's page
     assert after["probe"] == (0, 0)
-    assert after["search"] == []
+    # (search also answers the nearest items by meaning: another site's note may come back, never the off site's)
+    assert not {OFF_HOST, f"www.{OFF_HOST}"} & set(after["search"])
     assert after["turns"] == 0
     assert after["library"] == [] and after["document"] == 404
     assert after["activity_urls"] == [OTHER] and after["activity_text"] == []
