@@ -171,11 +171,13 @@ async def test_search_keyboard_path_and_every_view_screenshotted_and_axe_clean(
     await panel.wait_for_selector("#view-search:not([hidden]) #results button.result")
     assert await focused_key(panel) == turn_key
 
-    # the empty state says what was searched and suggests fewer words
+    # nothing matches well: the panel says so before the nearest items by meaning, never
+    # presenting them as answers (the status names what was searched)
     await search_in_panel(panel, "zeppelin quasar")
-    empty = await panel.inner_text("#results [data-empty=search]")
-    assert "zeppelin quasar" in empty and "fewer words" in empty
-    await tour(panel, "12-search-empty", problems)
+    hint = await panel.inner_text("#results [data-close=false]")
+    assert "no close match" in hint and "nearest by meaning" in hint
+    assert "No close match for “zeppelin quasar”" in await panel.inner_text("#search-status")
+    await tour(panel, "12-search-no-close-match", problems)
 
     # Library: list, reader, a pending delete
     await panel.click("nav [data-view=library]")
