@@ -4,6 +4,7 @@ kill -9 (a real server subprocess), finishing with every item embedded exactly o
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from pathlib import Path
@@ -105,6 +106,16 @@ async def test_restore_brings_the_vectors_back_and_builds_what_is_missing(settin
         con.execute("INSERT INTO embed_queue(item, id) SELECT 'fact', id FROM facts")
     assert (await wherefrom(settings, "restore", str(backup)))[0] == 0
     async with running_api(settings) as api:
+        # the restored queue is a backlog (the embedder builds it in the background, a search does
+        # not wait for it): wait until health says it is built
+        deadline = asyncio.get_running_loop().time() + 60
+        meaning: dict[str, Any] = {}
+        while asyncio.get_running_loop().time() < deadline:
+            meaning = (await api.get("/api/health"))[1]["meaning"]
+            if meaning["state"] == "ready" and meaning["pending"] == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert meaning["state"] == "ready" and meaning["pending"] == 0, meaning
         status, body = await api.get("/api/search", params={"q": "teaching a young dog to rest in its box"})
         assert status == 200 and [(r["text"], r["why"]) for r in body["results"]] == [(crate, "meaning")]
         row = await api.store.fetchone("SELECT (SELECT COUNT(*) FROM vectors), (SELECT COUNT(*) FROM embed_queue)")
