@@ -31,18 +31,17 @@ GAIA_SINK = "wf-gaia.invalid"
 GCM_SINK = "wf-gcm.invalid"
 NOISE_HOSTS = frozenset({GAIA_SINK, GCM_SINK})
 
-# Playwright's own --disable-features list (ours replaces it, so it is repeated) plus what keeps
-# Chromium quiet. Local Network Access and Private Network Access stay as users have them
-# (e2e/test_farm_local_network.py: the service worker reaches the server, a web page cannot).
+# Playwright's own --disable-features list (ours replaces it, so it is repeated) less the features
+# users have on that touch what the farm judges — HTTPS upgrades and third-party storage
+# partitioning stay on, as Local Network Access and Private Network Access do
+# (e2e/test_farm_local_network.py: the service worker reaches the server, a web page cannot) —
+# plus what keeps Chromium quiet (its own calls home, which the tap would otherwise have to name).
 DISABLED_FEATURES = [
     "AvoidUnnecessaryBeforeUnloadCheckSync",
     "DestroyProfileOnBrowserClose",
-    "HttpsUpgrades",
-    "HttpsFirstBalancedModeAutoEnable",
     "LensOverlay",
     "MediaRouter",
     "PaintHolding",
-    "ThirdPartyStoragePartitioning",
     "AvoidCorsURLLoaderRestartOnRedirect",
     "OptimizationHints",
     "NetworkTimeServiceQuerying",
