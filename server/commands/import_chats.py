@@ -60,8 +60,7 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
     size, convs = 0, list[dict[str, Any]]()
     continued = False  # the batch's first conversation is the rest of the previous batch's last
     for conv in parsed.conversations:
-        for k, piece in enumerate(_pieces(conv)):
-            n = len(json.dumps(piece, ensure_ascii=False).encode("utf-8"))
+        for k, (piece, n) in enumerate(_pieces(conv)):
             if convs and (size + n > BATCH_BYTES or len(convs) >= BATCH_CONVERSATIONS):
                 yield {"conversations": convs, "continued": continued}
                 size, convs, continued = 0, list[dict[str, Any]](), k > 0
@@ -73,7 +72,7 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
         yield {"facts": parsed.facts[start : start + 2000]}
     size, docs = 0, list[dict[str, Any]]()
     for doc in parsed.documents:
-        n = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        n = _size(doc)
         if docs and (size + n > BATCH_BYTES or len(docs) >= 200):
             yield {"documents": docs}
             size, docs = 0, list[dict[str, Any]]()
@@ -83,18 +82,26 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
         yield {"documents": docs}
 
 
-def _pieces(conv: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def _pieces(conv: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
+    """The conversation in pieces of at most ~BATCH_BYTES, each with its size as JSON: the
+    conversation without turns, plus each turn, plus the ", " between turns (what json.dumps
+    writes), so each turn is encoded once."""
+    bare = _size({**conv, "turns": []})
     turns: list[dict[str, Any]] = []
     size = 0
     for turn in conv["turns"]:
-        n = len(json.dumps(turn, ensure_ascii=False).encode("utf-8"))
+        n = _size(turn)
         if turns and size + n > BATCH_BYTES:
-            yield {**conv, "turns": turns}
+            yield {**conv, "turns": turns}, bare + size + 2 * (len(turns) - 1)
             turns, size = [], 0
         turns.append(turn)
         size += n
     if turns or not conv["turns"]:
-        yield {**conv, "turns": turns}
+        yield {**conv, "turns": turns}, bare + size + 2 * max(len(turns) - 1, 0)
 
 
 def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
