@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import sys
 import uuid
@@ -116,7 +117,7 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
     sent = 0
     first = True
     seen_urls: set[str] = set()
-    for batch in batches(parsed):
+    for batch in _ahead(batches(parsed)):
         body = {"import_id": import_id, "source": parsed.source, **batch, "skipped": skipped if first else []}
         first = False
         answer = client.call("POST", "/api/import", body)
@@ -134,6 +135,16 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
     progress.update(sent)
     progress.finish()
     return totals
+
+
+def _ahead(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The items, the next one made in a thread while the caller sends this one (the client
+    sizes the next batch while the server writes the current one); order kept."""
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="batches") as pool:
+        pending = pool.submit(next, items, None)
+        while (item := pending.result()) is not None:
+            pending = pool.submit(next, items, None)
+            yield item
 
 
 def summary(parsed: Parsed, t: collections.Counter[str]) -> str:
