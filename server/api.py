@@ -258,7 +258,9 @@ def _check_string(value: str, schema: Json, at: Where) -> None:
         raise BadRequest(f"{where} is empty or too short", code="bad_value", field=where)
     if "maxLength" in schema and len(value) > schema["maxLength"]:
         where = _name(at)
-        raise PayloadTooLarge(f"{where} longer than {schema['maxLength']} characters", field=where, limit=schema["maxLength"])
+        raise PayloadTooLarge(
+            f"{where} longer than {schema['maxLength']} characters", field=where, limit=schema["maxLength"]
+        )
 
 
 def parse_query(request: web.Request, schema: Json) -> Json:

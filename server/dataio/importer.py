@@ -5,12 +5,13 @@ pipeline.store_document) and so through the one provenance stamp.
 One batch is one transaction. The placed conversations of a batch that are new to the store
 (an import's common case) are written together: their rows in one statement
 (captures.new_conversations), their turns as versions.new_thread places them, in the few
-multi-row statements of facts.insert_facts; the others one by one as below. Governance decides per item: a host that is not `collect` is not
-imported, and counted by its mode. Re-importing adds only what is new: turns match by the
-service's message id (then by place and content: server.memory.versions.write_thread for
-turns that carry their place, captures.plan for those that do not; another version of a turn
-is kept at its place), notes and clips by
-(kind, page, text, time), documents by page (a copy no newer than the stored one changes
+multi-row statements of facts.insert_facts; the others one by one as below.
+
+Governance decides per item: a host that is not `collect` is not imported, and counted by its
+mode. Re-importing adds only what is new: turns match by the service's message id (then by place
+and content: server.memory.versions.write_thread for turns that carry their place,
+captures.plan for those that do not; another version of a turn is kept at its place), notes and
+clips by (kind, page, text, time), documents by page (a copy no newer than the stored one changes
 nothing). One activity row per import: every batch of one `import_id` adds to the same row.
 """
 

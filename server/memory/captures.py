@@ -381,10 +381,10 @@ async def new_conversations(
     out: dict[tuple[str, str], int] = {}
     for start in range(0, len(rows), 5000):
         chunk = rows[start : start + 5000]
+        values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))
         cur = await conn.execute(
-            "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) VALUES "
-            + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))
-            + " RETURNING id, source_url, site",
+            "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "  # noqa: S608 - placeholders only
+            f"VALUES {values} RETURNING id, source_url, site",
             [v for p, site, at in chunk for v in (site, p.source_url, p.source_host, p.source_ref, at, now)],
         )
         out.update({(r["source_url"], r["site"]): r["id"] for r in await cur.fetchall()})

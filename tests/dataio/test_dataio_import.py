@@ -398,7 +398,10 @@ async def test_a_batch_of_new_conversations_stores_what_one_conversation_per_bat
     other = [(0, "user", "x", "東京で quinces", True), (0, "user", "y", "another version", False)]
 
     def batch(prefix: str) -> list[dict[str, Any]]:
-        return [_placed(f"https://chatgpt.com/c/{prefix}-1", first), _placed(f"https://chatgpt.com/c/{prefix}-2", other)]
+        return [
+            _placed(f"https://chatgpt.com/c/{prefix}-1", first),
+            _placed(f"https://chatgpt.com/c/{prefix}-2", other),
+        ]
 
     together = [*batch("together"), _placed("https://chatgpt.com/c/together-1", again)]
     status, answer = await api.post("/api/import", {"import_id": "t", "source": "chatgpt", "conversations": together})
@@ -406,7 +409,9 @@ async def test_a_batch_of_new_conversations_stores_what_one_conversation_per_bat
     singles = [*batch("single"), _placed("https://chatgpt.com/c/single-1", again)]
     totals: dict[str, int] = {}
     for n, conv in enumerate(singles):
-        status, one = await api.post("/api/import", {"import_id": f"s{n}", "source": "chatgpt", "conversations": [conv]})
+        status, one = await api.post(
+            "/api/import", {"import_id": f"s{n}", "source": "chatgpt", "conversations": [conv]}
+        )
         assert status == 200, one
         for group in ("conversations", "turns"):
             for key, v in one[group].items():
