@@ -82,7 +82,7 @@ def bench_import(tmp: Path, n_copies: int = 1) -> list[tuple[str, float, str]]:
     if not EXPORT.exists():
         return [("import: skipped (no ../shared/reference export)", 0.0, "")]
     source = copies(EXPORT, n_copies, tmp)
-    server = ServerProcess(tmp / f"import-data-{n_copies}").start()
+    server = ServerProcess(tmp / f"import-data-{n_copies}").start(within=180)  # a loaded machine starts slowly
     try:
         assert server.proc is not None
         cpu0, t0 = time.process_time() + cpu_seconds(server.proc.pid), time.perf_counter()
