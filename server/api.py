@@ -148,16 +148,17 @@ def strict_json(text: str) -> Any:
 
 
 def json_depth(value: Any) -> int:
-    depth, stack = 0, [(value, 1)]
-    while stack:
-        item, d = stack.pop()
-        depth = max(depth, d)
-        if depth > MAX_DEPTH:
-            return depth
-        if isinstance(item, dict):
-            stack.extend((v, d + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, d + 1) for v in item)
+    """How deep the value nests (a scalar: 1), counted up to MAX_DEPTH + 1: level by level."""
+    depth, level = 0, [value]
+    while level and depth <= MAX_DEPTH:
+        depth += 1
+        below: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                below.extend(item.values())
+            elif isinstance(item, list):
+                below.extend(item)
+        level = below
     return depth
 
 
@@ -172,55 +173,94 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+_NUMBERS = ("integer", "number")
+# a place in a value: its name, or (the place it is in, a key or an index), named only on error
+Where = str | tuple[Any, str | int]
+
+
+def _name(where: Where) -> str:
+    if isinstance(where, str):
+        return where
+    parent, part = where
+    return f"{_name(parent)}.{part}" if isinstance(part, str) else f"{_name(parent)}[{part}]"
+
+
 def validate(value: Any, schema: Json, where: str) -> None:
     """Raise BadRequest naming the first place `value` breaks `schema`."""
+    _validate(value, schema, where)
+
+
+def _type_ok(value: Any, name: str) -> bool:
+    return isinstance(value, _PY_TYPES[name]) and not (name in _NUMBERS and isinstance(value, bool))
+
+
+def _validate(value: Any, schema: Json, at: Where) -> None:
     types = schema.get("type")
     if types is not None:
-        names = types if isinstance(types, list) else [types]
-        ok = any(
-            isinstance(value, _PY_TYPES[t]) and not (t in ("integer", "number") and isinstance(value, bool))
-            for t in names
-        )
+        ok = _type_ok(value, types) if isinstance(types, str) else any(_type_ok(value, t) for t in types)
         if not ok:
+            names = types if isinstance(types, list) else [types]
+            where = _name(at)
             raise BadRequest(f"{where} must be {' or '.join(names)}", code="bad_type", field=where)
     if isinstance(value, float) and not math.isfinite(value):
+        where = _name(at)
         raise BadRequest(f"{where} must be a finite number", code="bad_value", field=where)
     if "enum" in schema and value not in schema["enum"]:
+        where = _name(at)
         raise BadRequest(f"{where} must be one of {schema['enum']}", code="bad_value", field=where)
     if isinstance(value, str):
-        if "\x00" in value:
-            raise BadRequest(f"{where} contains a NUL character", code="bad_value", field=where)
-        if _SURROGATE.search(value):
-            raise BadRequest(f"{where} contains a lone surrogate (not a character)", code="bad_value", field=where)
-        if len(value) < schema.get("minLength", 0):
-            raise BadRequest(f"{where} is empty or too short", code="bad_value", field=where)
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            raise PayloadTooLarge(
-                f"{where} longer than {schema['maxLength']} characters", field=where, limit=schema["maxLength"]
-            )
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            raise BadRequest(f"{where} below {schema['minimum']}", code="bad_value", field=where)
-        if "maximum" in schema and value > schema["maximum"]:
-            raise BadRequest(f"{where} above {schema['maximum']}", code="bad_value", field=where)
+        _check_string(value, schema, at)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        _check_range(value, schema, at)
     if isinstance(value, list):
         if "maxItems" in schema and len(value) > schema["maxItems"]:
+            where = _name(at)
             raise PayloadTooLarge(f"{where} has more than {schema['maxItems']} items", field=where)
         if "minItems" in schema and len(value) < schema["minItems"]:
+            where = _name(at)
             raise BadRequest(f"{where} needs at least {schema['minItems']} items", code="bad_value", field=where)
+        items = schema.get("items", {})
         for i, item in enumerate(value):
-            validate(item, schema.get("items", {}), f"{where}[{i}]")
-    if isinstance(value, dict) and ("properties" in schema or schema.get("type") == "object"):
+            _validate(item, items, (at, i))
+    if isinstance(value, dict) and ("properties" in schema or types == "object"):
         props = schema.get("properties", {})
         for key in value:
             if key not in props:
+                where = _name(at)
                 raise BadRequest(f"unknown field {where}.{key}", code="unknown_field", field=f"{where}.{key}")
         for key in schema.get("required", []):
             if key not in value:
+                where = _name(at)
                 raise BadRequest(f"missing field {where}.{key}", code="missing_field", field=f"{where}.{key}")
         for key, sub in props.items():
             if key in value:
-                validate(value[key], sub, f"{where}.{key}")
+                _validate(value[key], sub, (at, key))
+
+
+def _check_range(value: float, schema: Json, at: Where) -> None:
+    if "minimum" in schema and value < schema["minimum"]:
+        where = _name(at)
+        raise BadRequest(f"{where} below {schema['minimum']}", code="bad_value", field=where)
+    if "maximum" in schema and value > schema["maximum"]:
+        where = _name(at)
+        raise BadRequest(f"{where} above {schema['maximum']}", code="bad_value", field=where)
+
+
+def _check_string(value: str, schema: Json, at: Where) -> None:
+    if "\x00" in value:
+        where = _name(at)
+        raise BadRequest(f"{where} contains a NUL character", code="bad_value", field=where)
+    if not value.isascii() and _SURROGATE.search(value):
+        where = _name(at)
+        raise BadRequest(f"{where} contains a lone surrogate (not a character)", code="bad_value", field=where)
+    if len(value) < schema.get("minLength", 0):
+        where = _name(at)
+        raise BadRequest(f"{where} is empty or too short", code="bad_value", field=where)
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        where = _name(at)
+        raise PayloadTooLarge(
+            f"{where} longer than {schema['maxLength']} characters", field=where, limit=schema["maxLength"]
+        )
 
 
 def parse_query(request: web.Request, schema: Json) -> Json:

@@ -21,6 +21,7 @@ import re
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 MAX_TERMS = 32
 _POSSESSIVE = re.compile(r"(\w)['’‘`]s\b", re.UNICODE)
+_QUOTE = re.compile("['’‘`]")
 # Thai combining marks (category Mn): unicode61 splits at them, Python's \w does not hold them
 THAI_MARKS = "\u0e31\u0e34-\u0e3a\u0e47-\u0e4e"
 UNSPACED_CHARS = (
@@ -62,8 +63,8 @@ def _indexed_run(match: re.Match[str]) -> str:
 def index_form(text: str) -> str:
     """The text as it is indexed: possessives folded ("dog's" -> "dogs"), runs of unspaced
     scripts as character pairs ("東京で" -> "東京 京で で")."""
-    folded = _POSSESSIVE.sub(r"\1s", text)
-    if not _UNSPACED_RUN.search(folded):
+    folded = _POSSESSIVE.sub(r"\1s", text) if _QUOTE.search(text) else text
+    if folded.isascii() or not _UNSPACED_RUN.search(folded):
         return folded
     return _UNSPACED_RUN.sub(_indexed_run, folded)
 

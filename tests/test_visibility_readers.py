@@ -41,7 +41,7 @@ NOT_READERS = {
     "server/memory/captures.py:_record": "the capture writer finds the activity row it coalesces into",
     "server/library/pipeline.py:store_document": "the library writer finds the document it replaces",
     "server/dataio/importer.py:import_batch": "the import writer finds a note or clip it already holds (forgotten too)",
-    "server/dataio/importer.py:_exists": "the import writer finds the conversation row it adds to",
+    "server/dataio/importer.py:_stored": "the import writer finds which conversation rows of a batch it adds to",
     "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
     "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import sys
 import uuid
@@ -60,8 +61,7 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
     size, convs = 0, list[dict[str, Any]]()
     continued = False  # the batch's first conversation is the rest of the previous batch's last
     for conv in parsed.conversations:
-        for k, piece in enumerate(_pieces(conv)):
-            n = len(json.dumps(piece, ensure_ascii=False).encode("utf-8"))
+        for k, (piece, n) in enumerate(_pieces(conv)):
             if convs and (size + n > BATCH_BYTES or len(convs) >= BATCH_CONVERSATIONS):
                 yield {"conversations": convs, "continued": continued}
                 size, convs, continued = 0, list[dict[str, Any]](), k > 0
@@ -73,7 +73,7 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
         yield {"facts": parsed.facts[start : start + 2000]}
     size, docs = 0, list[dict[str, Any]]()
     for doc in parsed.documents:
-        n = len(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        n = _size(doc)
         if docs and (size + n > BATCH_BYTES or len(docs) >= 200):
             yield {"documents": docs}
             size, docs = 0, list[dict[str, Any]]()
@@ -83,18 +83,26 @@ def batches(parsed: Parsed) -> Iterator[dict[str, Any]]:
         yield {"documents": docs}
 
 
-def _pieces(conv: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def _pieces(conv: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
+    """The conversation in pieces of at most ~BATCH_BYTES, each with its size as JSON: the
+    conversation without turns, plus each turn, plus the ", " between turns (what json.dumps
+    writes), so each turn is encoded once."""
+    bare = _size({**conv, "turns": []})
     turns: list[dict[str, Any]] = []
     size = 0
     for turn in conv["turns"]:
-        n = len(json.dumps(turn, ensure_ascii=False).encode("utf-8"))
+        n = _size(turn)
         if turns and size + n > BATCH_BYTES:
-            yield {**conv, "turns": turns}
+            yield {**conv, "turns": turns}, bare + size + 2 * (len(turns) - 1)
             turns, size = [], 0
         turns.append(turn)
         size += n
     if turns or not conv["turns"]:
-        yield {**conv, "turns": turns}
+        yield {**conv, "turns": turns}, bare + size + 2 * max(len(turns) - 1, 0)
 
 
 def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
@@ -109,7 +117,7 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
     sent = 0
     first = True
     seen_urls: set[str] = set()
-    for batch in batches(parsed):
+    for batch in _ahead(batches(parsed)):
         body = {"import_id": import_id, "source": parsed.source, **batch, "skipped": skipped if first else []}
         first = False
         answer = client.call("POST", "/api/import", body)
@@ -127,6 +135,16 @@ def run(client: Client, parsed: Parsed) -> collections.Counter[str]:
     progress.update(sent)
     progress.finish()
     return totals
+
+
+def _ahead(items: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The items, the next one made in a thread while the caller sends this one (the client
+    sizes the next batch while the server writes the current one); order kept."""
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="batches") as pool:
+        pending = pool.submit(next, items, None)
+        while (item := pending.result()) is not None:
+            pending = pool.submit(next, items, None)
+            yield item
 
 
 def summary(parsed: Parsed, t: collections.Counter[str]) -> str:

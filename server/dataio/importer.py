@@ -2,12 +2,16 @@
 its own time, through the same writers as the live paths (captures.write_turns, insert_fact,
 pipeline.store_document) and so through the one provenance stamp.
 
-One batch is one transaction. Governance decides per item: a host that is not `collect` is not
-imported, and counted by its mode. Re-importing adds only what is new: turns match by the
-service's message id (then by place and content: server.memory.versions.write_thread for
-turns that carry their place, captures.plan for those that do not; another version of a turn
-is kept at its place), notes and clips by
-(kind, page, text, time), documents by page (a copy no newer than the stored one changes
+One batch is one transaction. The placed conversations of a batch that are new to the store
+(an import's common case) are written together: their rows in one statement
+(captures.new_conversations), their turns as versions.new_thread places them, in the few
+multi-row statements of facts.insert_facts; the others one by one as below.
+
+Governance decides per item: a host that is not `collect` is not imported, and counted by its
+mode. Re-importing adds only what is new: turns match by the service's message id (then by place
+and content: server.memory.versions.write_thread for turns that carry their place,
+captures.plan for those that do not; another version of a turn is kept at its place), notes and
+clips by (kind, page, text, time), documents by page (a copy no newer than the stored one changes
 nothing). One activity row per import: every batch of one `import_id` adds to the same row.
 """
 
@@ -25,9 +29,9 @@ from server.governance.policy import PolicyOwner
 from server.library.extract import Extracted
 from server.library.pipeline import store_document
 from server.memory import captures, versions
-from server.memory.facts import MAX_TITLE_CHARS, insert_fact
+from server.memory.facts import MAX_TITLE_CHARS, insert_fact, insert_facts
 from server.probe_cache import ProbeCache
-from server.provenance import stamp
+from server.provenance import Provenance, restamp, stamp
 from server.store.db import Store
 from server.textcaps import cap
 
@@ -42,8 +46,12 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
     modes: dict[str, str] = {}
     touched: set[str] = set()
 
+    stamped: dict[str, Provenance] = {}
+
     async def allowed(url: str, *, count: bool = True) -> bool:
-        host = stamp(url, None).source_host
+        if url not in stamped:
+            stamped[url] = stamp(url, None)
+        host = stamped[url].source_host
         if host not in modes:
             modes[host] = (await policy.mode_for(host)).mode
         if modes[host] != "collect":
@@ -65,13 +73,25 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
     documents = [d for d in body.get("documents", []) if await allowed(d["url"])]
     now = time.time()
     async with store.transaction() as conn:
+        known = await _stored(conn, [(stamped[c["url"]].source_url, _site(c)) for _, c in conversations])
+        # a placed conversation new to the store (and first in this batch) is written together
+        # with the other new ones: its row in one statement, its turns in the batch's few
+        fresh = {}
+        for _, conv in conversations:
+            key = (stamped[conv["url"]].source_url, _site(conv))
+            if key not in known and key not in fresh and conv["turns"] and _placed(conv):
+                fresh[key] = (restamp(stamped[conv["url"]], conv["title"]), key[1], conv.get("created_at"))
+        ids = await captures.new_conversations(
+            conn, [(p, site, now if at is None else at) for p, site, at in fresh.values()], now
+        )
+        rows: list[tuple[Provenance, dict[str, Any]]] = []
+        done: set[tuple[str, str]] = set()
         for piece, conv in conversations:
-            prov = stamp(conv["url"], conv["title"])
+            prov = restamp(stamped[conv["url"]], conv["title"])
             title = cap(conv["title"].strip(), MAX_TITLE_CHARS, ellipsis=True)
-            existed = await _exists(conn, prov.source_url, conv["site"])
-            cid, title = await captures.conversation_row(
-                conn, prov, conv["site"].strip().lower(), title, now, created_at=conv.get("created_at")
-            )
+            site = _site(conv)
+            key = (prov.source_url, site)
+            existed = key in known or key in done
             incoming = [
                 captures.Incoming(
                     t["role"],
@@ -85,9 +105,20 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 )
                 for t in conv["turns"]
             ]
-            placed = bool(incoming) and all(t.position is not None for t in incoming)
-            writer = versions.write_thread if placed else captures.write_turns
-            turn_counts, _ = await writer(conn, prov, cid, title, incoming, now)
+            if key in ids and not existed:
+                turn_counts, new_rows = versions.new_thread(prov, ids[key], title, incoming, now)
+                rows += new_rows
+            else:
+                if key in done:  # the same conversation again in this batch: its turns are stored first
+                    await insert_facts(conn, rows)
+                    rows = []
+                cid, title = await captures.conversation_row(
+                    conn, prov, site, title, now, created_at=conv.get("created_at")
+                )
+                placed = bool(incoming) and all(t.position is not None for t in incoming)
+                writer = versions.write_thread if placed else captures.write_turns
+                turn_counts, _ = await writer(conn, prov, cid, title, incoming, now)
+            done.add(key)
             for action, n in turn_counts.items():
                 counts[f"turns_{action}"] += n
             changed = any(turn_counts[k] for k in ("add", "update", "version", "show"))
@@ -95,8 +126,9 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
                 outcome = "updated" if existed and changed else "new" if not existed else "unchanged"
                 counts["conversations_" + outcome] += 1
             touched.add(prov.source_url)
+        await insert_facts(conn, rows)
         for fact in facts:
-            prov = stamp(fact["url"], fact["title"])
+            prov = restamp(stamped[fact["url"]], fact["title"])
             title = cap(fact["title"].strip(), MAX_TITLE_CHARS, ellipsis=True)
             dup = await (
                 await conn.execute(
@@ -122,7 +154,7 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
             counts["facts_add"] += 1
             touched.add(prov.source_url)
         for doc in documents:
-            prov = stamp(doc["url"], doc["title"] or None)
+            prov = restamp(stamped[doc["url"]], doc["title"] or None)
             extracted = Extracted(
                 title=doc["title"],
                 author=doc.get("author"),
@@ -166,13 +198,24 @@ async def import_batch(store: Store, cache: ProbeCache, policy: PolicyOwner, bod
     }
 
 
-async def _exists(conn: aiosqlite.Connection, source_url: str, site: str) -> bool:
-    row = await (
-        await conn.execute(
-            "SELECT 1 FROM conversations WHERE source_url = ? AND site = ?", (source_url, site.strip().lower())
-        )
-    ).fetchone()
-    return row is not None
+def _site(conv: dict[str, Any]) -> str:
+    return str(conv["site"]).strip().lower()
+
+
+def _placed(conv: dict[str, Any]) -> bool:
+    return all(t.get("position") is not None for t in conv["turns"])
+
+
+async def _stored(conn: aiosqlite.Connection, keys: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of these (source_url, site) conversations are stored: one query for the batch."""
+    if not keys:
+        return set()
+    rows = await conn.execute_fetchall(
+        "SELECT source_url, site FROM conversations "
+        "WHERE (source_url, site) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
+        (json.dumps(keys),),
+    )
+    return {(r[0], r[1]) for r in rows}
 
 
 async def _record(

@@ -373,6 +373,24 @@ async def conversation_row(
     return conversation_id, title
 
 
+async def new_conversations(
+    conn: aiosqlite.Connection, rows: Sequence[tuple[Provenance, str, float]], now: float
+) -> dict[tuple[str, str], int]:
+    """Conversations not yet stored, each (its Provenance, site, created_at), as conversation_row
+    creates them but in one statement: {(source_url, site): id}."""
+    out: dict[tuple[str, str], int] = {}
+    for start in range(0, len(rows), 5000):
+        chunk = rows[start : start + 5000]
+        values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))
+        cur = await conn.execute(
+            "INSERT INTO conversations(site, source_url, source_host, source_ref, created_at, updated_at) "  # noqa: S608 - placeholders only
+            f"VALUES {values} RETURNING id, source_url, site",
+            [v for p, site, at in chunk for v in (site, p.source_url, p.source_host, p.source_ref, at, now)],
+        )
+        out.update({(r["source_url"], r["site"]): r["id"] for r in await cur.fetchall()})
+    return out
+
+
 async def _record(
     conn: aiosqlite.Connection,
     prov: Provenance,

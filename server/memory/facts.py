@@ -7,8 +7,11 @@ Captured chat turns are facts too (server.memory.captures) and use the same INSE
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
@@ -81,6 +84,36 @@ async def insert_fact(conn: aiosqlite.Connection, prov: Provenance, **fields: An
     cur = await conn.execute(INSERT_FACT, fact_row(prov, **fields))
     assert cur.lastrowid is not None
     return cur.lastrowid
+
+
+FACT_COLUMNS = tuple(c.strip() for c in INSERT_FACT.split("(", 1)[1].split(")", 1)[0].split(","))
+# one statement's rows: as many as its parameters allow (32,766 from SQLite 3.32 on, else 999)
+ROWS_PER_INSERT = (32_766 if sqlite3.sqlite_version_info >= (3, 32) else 999) // len(FACT_COLUMNS)
+
+
+async def insert_facts(conn: aiosqlite.Connection, stamped: Sequence[tuple[Provenance, dict[str, Any]]]) -> None:
+    """Many facts, each (its Provenance, the other fields of insert_fact), in as few statements
+    as the parameter limit allows: rows exactly as insert_fact writes them (fact_row), built off
+    the event loop in one worker call. A statement of many rows updates the FTS5 index once;
+    one statement per row (executemany too) flushes FTS5's pending terms at every statement,
+    about 2.5x the work of storing them."""
+    if not stamped:
+        return
+    params = await asyncio.to_thread(_flat_rows, stamped)
+    width = len(FACT_COLUMNS)
+    for start in range(0, len(params), ROWS_PER_INSERT * width):
+        chunk = params[start : start + ROWS_PER_INSERT * width]
+        groups = ", ".join(["(" + ", ".join("?" * width) + ")"] * (len(chunk) // width))
+        sql = f"INSERT INTO facts({', '.join(FACT_COLUMNS)}) VALUES {groups}"  # noqa: S608 - placeholders only
+        await conn.execute(sql, chunk)
+
+
+def _flat_rows(stamped: Sequence[tuple[Provenance, dict[str, Any]]]) -> list[Any]:
+    out: list[Any] = []
+    for prov, fields in stamped:
+        row = fact_row(prov, **fields)
+        out.extend(row[c] for c in FACT_COLUMNS)
+    return out
 
 
 def clean_text(text: str, field: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import aiosqlite
 
-from server.memory.facts import INSERT_FACT, fact_row, insert_fact
+from server.memory.facts import insert_fact, insert_facts
 from server.provenance import Provenance, restamp
 from server.searchtext import search_forms
 
@@ -96,13 +96,24 @@ async def _insert_all(
     incoming: Sequence[Any],
     now: float,
 ) -> tuple[dict[str, int], int]:
-    """A conversation new to the store: every turn inserted in one statement (an import's
-    common case; nothing to match, nothing to hide). The same native id twice keeps the first;
-    two turns sent as shown at one place: the first is shown, the next kept as another version."""
+    """A conversation new to the store: every turn inserted in as few statements as can hold
+    them (an import's common case; nothing to match, nothing to hide)."""
+    counts, stamped = new_thread(prov, conversation_id, title, incoming, now)
+    await insert_facts(conn, stamped)
+    return counts, counts["add"]
+
+
+def new_thread(
+    prov: Provenance, conversation_id: int, title: str, incoming: Sequence[Any], now: float
+) -> tuple[dict[str, int], list[tuple[Provenance, dict[str, Any]]]]:
+    """The rows of a placed thread for a conversation with no stored turns, for
+    facts.insert_facts (so an import can write the new conversations of a batch together):
+    (counts, rows). The same native id twice keeps the first; two turns sent as shown at one
+    place: the first is shown, the next kept as another version."""
     counts = {"add": 0, "update": 0, "unchanged": 0, "version": 0, "show": 0}
     seen: set[tuple[str, str]] = set()
     taken: set[int] = set()
-    params = []
+    stamped: list[tuple[Provenance, dict[str, Any]]] = []
     for turn in incoming:
         shown = turn.shown and turn.position not in taken
         if shown:
@@ -112,26 +123,23 @@ async def _insert_all(
                 counts["unchanged"] += 1
                 continue
             seen.add((turn.native_id, turn.role))
-        params.append(
-            fact_row(
-                restamp(prov, turn.native_id or title),
-                kind="turn",
-                title=title,
-                text=turn.text,
-                valid_at=now if turn.valid_at is None else turn.valid_at,
-                granularity=turn.granularity,
-                now=now,
-                conversation_id=conversation_id,
-                position=turn.position,
-                role=turn.role,
-                native_id=turn.native_id,
-                markdown=turn.markdown,
-                shown=shown,
-            )
-        )
+        fields = {
+            "kind": "turn",
+            "title": title,
+            "text": turn.text,
+            "valid_at": now if turn.valid_at is None else turn.valid_at,
+            "granularity": turn.granularity,
+            "now": now,
+            "conversation_id": conversation_id,
+            "position": turn.position,
+            "role": turn.role,
+            "native_id": turn.native_id,
+            "markdown": turn.markdown,
+            "shown": shown,
+        }
+        stamped.append((restamp(prov, turn.native_id or title), fields))
         counts["add" if shown else "version"] += 1
-    await conn.executemany(INSERT_FACT, params)
-    return counts, counts["add"]
+    return counts, stamped
 
 
 async def _refresh(conn: aiosqlite.Connection, row: aiosqlite.Row, turn: Any, now: float) -> bool:

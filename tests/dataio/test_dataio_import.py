@@ -360,3 +360,83 @@ async def test_an_unreachable_server_sends_nothing_and_exits_1(settings: Setting
     sample.write_text(json.dumps(claude_sample()), "utf-8")
     code, out, err = await wherefrom(settings, "import-chats", str(sample))
     assert code == 1 and "no server on 127.0.0.1:" in err, err
+
+
+def _placed(url: str, turns: list[tuple[int, str, str, str, bool]]) -> dict[str, Any]:
+    return {
+        "url": url,
+        "site": "chatgpt",
+        "title": "Quince’s jelly",
+        "created_at": 1_690_000_000,
+        "turns": [
+            {
+                "role": role,
+                "text": text,
+                "native_id": nid,
+                "valid_at": 1_700_000_000 + k,
+                "granularity": "instant",
+                "position": pos,
+                "shown": shown,
+                "markdown": f"**{text}**",
+            }
+            for k, (pos, role, nid, text, shown) in enumerate(turns)
+        ],
+    }
+
+
+async def test_a_batch_of_new_conversations_stores_what_one_conversation_per_batch_stores(api: Api) -> None:
+    """The batch writer (new conversations' rows together) against the same conversations sent
+    one per batch: the same rows, the same counts; a conversation twice in one batch is matched
+    against its first part, not duplicated; every turn is in the words index at once."""
+    first = [(0, "user", "a", "how do I set quince jelly", True), (1, "assistant", "b", "boil the pips", True)]
+    again = [
+        *first,
+        (1, "assistant", "c", "use the cores' pectin", True),  # a regenerated reply: shown now
+        (1, "assistant", "b", "boil the pips", False),
+        (2, "user", "d", "and the sugar?", True),
+    ]
+    other = [(0, "user", "x", "東京で quinces", True), (0, "user", "y", "another version", False)]
+
+    def batch(prefix: str) -> list[dict[str, Any]]:
+        return [
+            _placed(f"https://chatgpt.com/c/{prefix}-1", first),
+            _placed(f"https://chatgpt.com/c/{prefix}-2", other),
+        ]
+
+    together = [*batch("together"), _placed("https://chatgpt.com/c/together-1", again)]
+    status, answer = await api.post("/api/import", {"import_id": "t", "source": "chatgpt", "conversations": together})
+    assert status == 200, answer
+    singles = [*batch("single"), _placed("https://chatgpt.com/c/single-1", again)]
+    totals: dict[str, int] = {}
+    for n, conv in enumerate(singles):
+        status, one = await api.post(
+            "/api/import", {"import_id": f"s{n}", "source": "chatgpt", "conversations": [conv]}
+        )
+        assert status == 200, one
+        for group in ("conversations", "turns"):
+            for key, v in one[group].items():
+                totals[f"{group}.{key}"] = totals.get(f"{group}.{key}", 0) + v
+    assert {f"{g}.{k}": v for g in ("conversations", "turns") for k, v in answer[g].items()} == totals
+    assert answer["conversations"] == {"new": 2, "updated": 1, "unchanged": 0}
+
+    async def rows(prefix: str) -> list[tuple[Any, ...]]:
+        got = await api.store.fetchall(
+            "SELECT replace(f.source_url, ?, '') AS page, f.kind, f.title, f.text, f.source_host, f.source_ref, "
+            "f.valid_at, f.granularity, f.position, f.role, f.native_id, f.search_title, f.search_text, f.markdown, "
+            "f.via, f.shown, c.source_ref, c.created_at FROM facts f JOIN conversations c ON c.id = f.conversation_id "
+            "WHERE f.source_url LIKE ? ORDER BY page, f.position, f.valid_at, f.id",
+            (prefix, prefix + "%"),
+        )
+        return [tuple(r) for r in got]
+
+    stored = await rows("https://chatgpt.com/c/together")
+    assert stored == await rows("https://chatgpt.com/c/single")
+    assert len(stored) == 6 and [r[3] for r in stored if r[0] == "-1" and r[15]] == [
+        "how do I set quince jelly",
+        "use the cores' pectin",
+        "and the sugar?",
+    ]
+    for match, n in (("body: (pectin OR 東京)", 4), ("title: quinces", 12)):  # both ways: 2 turns; every title
+        row = await api.store.fetchone("SELECT COUNT(*) FROM facts_fts WHERE facts_fts MATCH ?", (match,))
+        assert row is not None and row[0] == n, match
+    await api.store.conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('integrity-check')")
