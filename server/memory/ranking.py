@@ -9,9 +9,14 @@ when it holds at least CLOSE_WORDS of the terms or its meaning is at least CLOSE
 any result is; when none is, the results are the nearest by meaning first and `note` says so
 — accidental overlaps on a word or two are not presented as answers.
 
-Fusion: score = sum over the lanes that found an item of weight / (K + rank). A words hit
-weighs the square of its share of the terms (1.0 when it holds all of them), a meaning hit 1.0; a meaning
-hit weaker than FLOOR is left out when the words lane found items holding every term.
+Fusion: score = sum over the lanes that found an item of weight / (K + rank), each lane's
+weight the strength of its own evidence, squared (`evidence`): a words hit the share of all
+the query's words it holds (`coverage`: stop words left out, common words counted, a corrected
+spelling in full), a meaning hit its cosine as a share of CLOSE (1.0 at or above it). So one
+rare word of three, or a weak cosine, counts little next to a strong match in the other lane:
+a corrected spelling found by words is not pushed out by twenty faint neighbours by meaning,
+and a close paraphrase is not outranked by an accidental overlap on one rare word. A
+meaning hit weaker than FLOOR is left out when the words lane found items holding every term.
 """
 
 from __future__ import annotations
@@ -58,6 +63,13 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
     return [{**item, "meaning": round(score, 3)} for score, item in found[:limit] if score >= NOISE]
 
 
+def evidence(strength: float, full: float) -> float:
+    """A hit's weight in the fusion: its lane's strength as a share of `full` (what counts as a
+    full match in that lane), squared, in 0..1."""
+    share = min(1.0, max(0.0, strength) / full)
+    return share * share
+
+
 def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: int) -> dict[str, Any]:
     """The fused answer of the two lanes' ranked lists (pure: the bench and tests call it too)."""
     all_terms = any(r.get("words", 0) >= 1.0 for r in lexical)
@@ -66,9 +78,9 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     for rank, item in enumerate(lexical, 1):
         key = _key(item)
         merged[key] = dict(item)
-        share = min(1.0, float(item.get("words", 0.0))) or PARTIAL_WEIGHT
-        weight = share * share  # a word or two of many is weak evidence next to meaning
-        score[key] = weight / (K + rank)
+        held = merged[key].pop("coverage", None)  # the share of all the asked words it holds
+        share = float(held) if held is not None else float(item.get("words", 0.0)) or PARTIAL_WEIGHT
+        score[key] = evidence(share, 1.0) / (K + rank)
     for rank, item in enumerate(meaning, 1):
         key = _key(item)
         if key in merged:
@@ -79,7 +91,7 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
             continue
         else:
             merged[key] = dict(item)
-        score[key] = score.get(key, 0.0) + 1.0 / (K + rank)
+        score[key] = score.get(key, 0.0) + evidence(float(item["meaning"]), CLOSE) / (K + rank)
     out = []
     for key, item in merged.items():
         w, m = item.get("words"), item.get("meaning")
@@ -103,7 +115,7 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
     hits = await words.lexical(store, q, limit) if lanes != "meaning" else []
     # `words`: the share of the query's distinctive words a hit holds (1.0: all of them; a
     # corrected spelling counts less), from the lexical lane itself
-    lexical = [{**h.item, "words": h.strength} for h in hits]
+    lexical = [{**h.item, "words": h.strength, "coverage": h.coverage} for h in hits]
     meaning = await meaning_hits(store, embedder, q, limit) if lanes != "words" else []
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:
