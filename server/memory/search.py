@@ -283,7 +283,9 @@ async def lexical(store: Store, q: str, limit: int) -> list[LexicalHit]:
             ranked.append((-_covered(r), float(r["rank"]), n, hit))
         for n, c in enumerate(chunks):
             held = _held(stage, c.get("terms"))
-            hit = LexicalHit(_document_hit(c), _strength(held, stage), _words(held), stage.match, _coverage(held, asked))
+            hit = LexicalHit(
+                _document_hit(c), _strength(held, stage), _words(held), stage.match, _coverage(held, asked)
+            )
             ranked.append((-int(c.get("covered", 0)), float(c["rank"]), len(facts) + n, hit))
         ranked.sort(key=lambda t: t[:3])
         if ranked:
