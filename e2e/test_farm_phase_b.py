@@ -119,6 +119,14 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
     note = f"Note for the farm {secrets.token_hex(3)}"
     await panel.locator("#note").fill(note, timeout=5000)
     await panel.locator("#save-note").click(timeout=5000)
+    note_status = ""
+    try:  # what the panel said about the save (a diagnostic when no note reaches the wire)
+        saved = "() => document.getElementById('note-status').textContent !== 'Saving…'"
+        await panel.wait_for_function(saved, timeout=5000)
+        note_status = await panel.locator("#note-status").text_content(timeout=1000) or ""
+    except Exception:  # noqa: BLE001, S110 - reported below
+        pass
+    health["note_status"] = note_status
     in_panel = False
     for attempt in range(2):  # the panel re-renders after a save; reload once if it did not
         try:
@@ -172,7 +180,18 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
         == page_key
         for p in probes
     ), f"no probe for this page among:\n{dump(probes)}"
-    assert captures, f"no POST /api/captures on the wire (selector misses: {misses})"
+    if not captures:
+        state = await farm.browser.content_state(page)
+        kept = await farm.browser.storage_get(["pageMemory", "disclosureAccepted", "policy", "outbox"])
+        policy = kept.get("policy") or {}
+        health["content_state"] = state
+        pytest.fail(
+            "no POST /api/captures on the wire"
+            f" (selector misses: {misses}; capture script: {state};"
+            f" page memory {kept.get('pageMemory')}/{kept.get('disclosureAccepted')},"
+            f" policy v{policy.get('version')} rules {policy.get('rules')},"
+            f" outbox {len(kept.get('outbox') or [])}; worker console: {farm.browser.console[-8:]})"
+        )
     assert all((c.json() or {}).get("url") for c in captures), dump(captures)
     assert got == expected, f"stored conversation differs from ground truth: {first_diff(got, expected)}"
     has_composer = fixture.has_composer  # share pages have none
@@ -181,7 +200,7 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
         assert inserted, (
             f"insert failed: answer {answer}, editor model {ed['model'][:200]!r}, submitted {ed['submitted']}"
         )
-    assert notes_sent, "no POST /api/notes on the wire after saving a note in the panel"
+    assert notes_sent, f"no POST /api/notes on the wire after saving a note in the panel (it said {note_status!r})"
     assert in_panel, "the note does not show under 'From this page' in the side panel"
     assert note_green, f"the toolbar icon did not turn green (title: {green_title!r})"
     if has_composer:

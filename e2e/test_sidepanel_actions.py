@@ -146,3 +146,26 @@ async def test_open_search_command_switches_an_open_panel_to_search(browser: Bro
     assert await panel.evaluate("() => document.activeElement.id") == "tab-memory"
     assert await panel.get_attribute("#tab-memory", "tabindex") == "0"
     assert await panel.get_attribute("#tab-library", "tabindex") == "-1"
+
+
+async def test_a_note_being_typed_survives_the_panel_re_rendering(
+    farm: Any, browser: Browser, server: CompanionServer
+) -> None:
+    """The page updates (a reload, a capture arriving) and the Memory view re-renders while the
+    person is writing a note: the text, the focus and the next keystrokes stay in the note box."""
+    await pair_and_accept(browser, server)
+    page, tab_id = await browser.web_tab("https://typing.example/article", "<title>Typing page</title><p>A page</p>")
+    panel = await panel_of(browser, tab_id=tab_id)
+    await panel.wait_for_selector("#note-box:not([hidden])")
+    await panel.focus("#note")
+    await panel.keyboard.type("half a thought")
+    for _ in range(3):
+        mark = farm.tap.mark()
+        await page.reload()  # the tab's update makes the open panel render the page again
+        # positive control: the re-render really happened (it asks the server for the page again)
+        rendered = await farm.tap.wait_for(lambda r: r.path == "/api/page-match", within=10, since=mark)
+        assert rendered is not None, "the panel did not render the page again after the tab reloaded"
+        await panel.wait_for_function("() => !document.getElementById('note-box').hidden")
+        await panel.keyboard.type(" and more")
+    assert await panel.input_value("#note") == "half a thought and more and more and more"
+    assert await panel.evaluate("() => document.activeElement.id") == "note"

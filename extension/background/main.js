@@ -8,7 +8,7 @@ import { ALARM, flush, pending } from './outbox.js';
 import { connection, dispatch } from './messages.js';
 import { flushDeletes } from './library.js';
 import { pageMemoryOn, removeSession, setSession } from './store.js';
-import { refreshTab, refreshActiveTabs, invalidatePage } from './tabs.js';
+import { refreshTab, refreshActiveTabs, invalidatePage, ensureCapture, ensureCaptureEverywhere } from './tabs.js';
 
 const MENU_SAVE_SELECTION = 'wherefrom-save-selection';
 
@@ -73,6 +73,7 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   guarded('onUpdated', async () => {
     if (change.url) await actions.clearNotice(tabId);
     if (tab.active) await refreshTab(tabId, tab);
+    if (change.status === 'complete') await ensureCapture(tab);
   });
 });
 
@@ -111,6 +112,7 @@ chrome.storage.onChanged.addListener((changes, area) => {
   if (changes.pageMemory || changes.disclosureAccepted || changes.policy) {
     guarded('storage', async () => {
       await syncContentScripts();
+      await ensureCaptureEverywhere();
       await refreshActiveTabs();
     });
   }

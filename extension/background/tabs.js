@@ -2,7 +2,8 @@
 // memory on, is ever probed. The probe answer is cached per normalised URL for 30 s in
 // chrome.storage.session and dropped when we write something about that page.
 
-import { decide, mayRead } from './gate.js';
+import { decide, mayRead, mayWrite } from './gate.js';
+import { chatSiteFor, loadContentFiles } from './governance.js';
 import { setTabIcon } from './icon.js';
 import { api } from './server.js';
 import { tryNormaliseUrl } from '../shared/urls.js';
@@ -75,4 +76,33 @@ export async function refreshTab(tabId, known) {
 export async function refreshActiveTabs() {
   const tabs = await chrome.tabs.query({ active: true });
   for (const t of tabs) if (t.id !== undefined) await refreshTab(t.id, t);
+}
+
+/**
+ * A chat tab that may be captured runs the capture script. Registered scripts reach only pages
+ * loaded after the registration, so a tab already open when its site became `collect` (or a load
+ * that raced the registration) gets the same files injected once; they return early where they
+ * already run (content/namespace.js). The same gate as every write: page memory on, `collect`.
+ * @param {chrome.tabs.Tab} tab
+ */
+export async function ensureCapture(tab) {
+  if (tab.id === undefined || !tab.url || tab.status !== 'complete') return;
+  if (!mayWrite(await decide(tab.url)) || !(await chatSiteFor(tab.url))) return;
+  const files = await loadContentFiles();
+  if (!files) return;
+  try {
+    const [running] = await chrome.scripting.executeScript({
+      target: { tabId: tab.id },
+      func: () => Boolean(globalThis.Wherefrom && Object.isFrozen(globalThis.Wherefrom)),
+    });
+    if (running && running.result) return;
+    await chrome.scripting.executeScript({ target: { tabId: tab.id }, files });
+  } catch {
+    // the tab navigated away meanwhile, or its page cannot be scripted: nothing to do
+  }
+}
+
+/** Every open tab that may be captured runs the capture script (after a rule or switch change). */
+export async function ensureCaptureEverywhere() {
+  for (const t of await chrome.tabs.query({})) await ensureCapture(t);
 }

@@ -145,15 +145,24 @@ function renderNotice(/** @type {any} */ tab) {
   n.append(el('span', { text: notice.message }), close);
 }
 
+/** Which render is the newest: an older answer arriving late never paints over a newer one. */
+let renderSeq = 0;
+
 export async function renderMemory() {
   const s = ui.state;
+  const seq = ++renderSeq;
+  // ask first, then change the view in one go: a re-render (a capture arriving, a tab update)
+  // never hides the note box while the answer is on its way, so the person's text, the caret
+  // and the focus stay where they are
+  const page = s.pageMemory ? await send(P.PANEL_GET_PAGE, { tabId: await tabId() }) : null;
+  if (seq !== renderSeq) return;
   pageCard(s.tab);
   renderNotice(s.tab);
   const tiers = $('tiers');
-  $('note-box').hidden = true;
-  $('page-actions').hidden = true;
-  tiers.replaceChildren();
-  if (!s.pageMemory) {
+  const usable = page !== null && !['unsupported', 'memory-off', 'off', 'not-connected'].includes(page.status);
+  $('note-box').hidden = !usable;
+  $('page-actions').hidden = !usable;
+  if (!page) {
     const btn = el('button', { class: 'primary', text: s.disclosureAccepted ? 'Turn page memory on' : 'Review and turn on' });
     btn.addEventListener('click', async () => {
       if (s.disclosureAccepted) {
@@ -163,29 +172,31 @@ export async function renderMemory() {
       }
       await hooks.refreshAll();
     });
-    tiers.append(el('div', { class: 'card empty' }, [el('p', { text: 'Page memory is off: nothing about your tabs leaves the browser.' }), btn]));
+    tiers.replaceChildren(el('div', { class: 'card empty' }, [el('p', { text: 'Page memory is off: nothing about your tabs leaves the browser.' }), btn]));
     return;
   }
-  const page = await send(P.PANEL_GET_PAGE, { tabId: await tabId() });
-  if (page.status === 'unsupported' || page.status === 'memory-off') return;
+  if (page.status === 'unsupported' || page.status === 'memory-off') {
+    tiers.replaceChildren();
+    return;
+  }
   if (page.status === 'off') {
-    tiers.append(el('div', { class: 'card empty off', text: `Wherefrom is off on ${page.tab.host}: this tab is not read and nothing is sent. Change it in Settings.` }));
+    tiers.replaceChildren(el('div', { class: 'card empty off', text: `Wherefrom is off on ${page.tab.host}: this tab is not read and nothing is sent. Change it in Settings.` }));
     return;
   }
   if (page.status === 'not-connected') {
-    tiers.append(el('div', { class: 'card empty', text: 'Not connected — pair with the server in Settings.' }));
+    tiers.replaceChildren(el('div', { class: 'card empty', text: 'Not connected — pair with the server in Settings.' }));
     return;
   }
   if (page.status === 'error') {
-    tiers.append(el('div', { class: 'card empty bad', text: page.message }));
+    tiers.replaceChildren(el('div', { class: 'card empty bad', text: page.message }));
   } else {
     renderTiers(page);
   }
   const collect = page.tab.mode === 'collect';
-  $('note-box').hidden = false;
-  $('page-actions').hidden = false;
   for (const id of ['save-note', 'note', 'add-page']) /** @type {HTMLButtonElement} */ ($(id)).disabled = !collect;
-  $('note-status').textContent = collect ? '' : `${page.tab.host} is "${page.tab.mode}": nothing is saved from it.`;
+  if (!collect) $('note-status').textContent = `${page.tab.host} is "${page.tab.mode}": nothing is saved from it.`;
+  else if ($('note-status').dataset.mode === 'refused') $('note-status').textContent = '';
+  $('note-status').dataset.mode = collect ? 'collect' : 'refused';
   const forgetHost = page.tab.host.replace(/^www\./, '');
   $('forget').dataset.host = forgetHost;
   if (!ui.forget) $('forget').textContent = `Forget ${forgetHost}…`;
