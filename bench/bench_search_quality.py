@@ -53,6 +53,7 @@ REFERENCE = REPO.parent / "shared" / "reference"
 QUERIES = Path(__file__).with_name("search_queries.json")
 NOTES = Path(__file__).with_name("search_notes.json")
 PANEL_LIMIT = 20  # what the side panel's search asks for (the API's default)
+LANES = ("words", "meaning", "both")  # each lane alone, then the fused ranking
 WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 
@@ -203,8 +204,9 @@ def scores(rows: list[dict[str, Any]], lane: str) -> dict[str, Any]:
 
 
 async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
-    """Every query through the words lane only (before: today's lexical search) and through the
-    fused ranking (after), in the same run; latency of the fused search beside the floor."""
+    """Every query through each lane alone (words: today's lexical search; meaning: the
+    embeddings alone) and through the fused ranking, in the same run; latency of the fused
+    search beside the floor."""
     queries = json.loads(QUERIES.read_text("utf-8"))["queries"]
     headers = {"Authorization": f"Bearer {server.token}"}
     rows, times, floor = [], [], []
@@ -212,7 +214,7 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
         for q in queries:
             target = normalise_url(q["target"])
             row: dict[str, Any] = {**q}
-            for lane in ("words", "both"):
+            for lane in LANES:
                 body = await ask(session, server, q["q"], lane)
                 row[lane] = {
                     "rank": rank_of(body, target),
@@ -234,7 +236,7 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
     out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT, "kinds": kinds}
     for kind in [*kinds, "all"]:
         sel = [r for r in rows if kind == "all" or r["kind"] == kind]
-        out[kind] = {"words": scores(sel, "words"), "hybrid": scores(sel, "both")}
+        out[kind] = {"words": scores(sel, "words"), "meaning": scores(sel, "meaning"), "hybrid": scores(sel, "both")}
     out["latency_ms"] = {
         "p50": statistics.median(times),
         "p95": pct(times, 95),
@@ -249,6 +251,7 @@ async def measure(server: ServerProcess, repeat: int) -> dict[str, Any]:
             "kind": r["kind"],
             "rank": r["both"]["rank"],
             "words_rank": r["words"]["rank"],
+            "meaning_rank": r["meaning"]["rank"],
             "top": r["both"]["top"],
         }
         for r in rows
@@ -343,7 +346,7 @@ async def main() -> int:
     head = f"{'queries':<11} {'n':>3}  {'lane':<7} {'recall@1':>8} {'recall@5':>8} {'recall@10':>9}"
     print(f"\n{head} {'MRR':>5} {'close':>6}")
     for kind in [*result["kinds"], "all"]:
-        for lane in ("words", "hybrid"):
+        for lane in ("words", "meaning", "hybrid"):
             r = result[kind][lane]
             print(
                 f"{kind if lane == 'words' else '':<11} {r['n'] if lane == 'words' else '':>3}  {lane:<7} "
@@ -361,7 +364,10 @@ async def main() -> int:
     )
     print("\nnot first (fused):")
     for m in result["misses"]:
-        print(f"  {m['kind']:<10} rank {m['rank']!s:>4} (words {m['words_rank']!s:>4})  {m['q']}")
+        print(
+            f"  {m['kind']:<10} rank {m['rank']!s:>4} (words {m['words_rank']!s:>4}, "
+            f"meaning {m['meaning_rank']!s:>4})  {m['q']}"
+        )
     if bad:
         print("\nparaphrase queries sharing a term with their target (fix the query):")
         for b in bad:

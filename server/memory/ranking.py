@@ -9,9 +9,14 @@ when it holds at least CLOSE_WORDS of the terms or its meaning is at least CLOSE
 any result is; when none is, the results are the nearest by meaning first and `note` says so
 — accidental overlaps on a word or two are not presented as answers.
 
-Fusion: score = sum over the lanes that found an item of weight / (K + rank). A words hit
-weighs the square of its share of the terms (1.0 when it holds all of them), a meaning hit 1.0; a meaning
-hit weaker than FLOOR is left out when the words lane found items holding every term.
+Fusion: score = sum over the lanes that found an item of weight / (K + rank), each lane's
+weight the strength of its own evidence: a words hit the cube of the share of all the query's
+words it holds (`coverage`: stop words left out, common words counted, a corrected spelling in
+full), a meaning hit from half (a faint cosine) to full (a cosine of CLOSE or more). So an
+overlap on one rare word of three counts little next to a match by meaning, a turn holding most
+of the asked words still beats short notes holding one (whose cosine the shared word inflates),
+and a corrected spelling is not pushed out by twenty faint neighbours by meaning. A meaning hit
+weaker than FLOOR is left out when the words lane found items holding every term.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ K = 60
 CLOSE = 0.4  # a cosine at or above this is a close match by meaning
 FLOOR = 0.3  # below this a meaning hit is noise next to items holding every word
 NOISE = 0.05  # below this a meaning hit is not shown at all (gibberish is near nothing)
+WORDS_POWER = 3  # a words hit weighs its share of the asked words cubed: one of three is 0.04
 PARTIAL_WEIGHT = 0.5  # an any-term hit's weight when its share of the terms is not known
 CLOSE_WORDS = 0.66  # holding two thirds of the asked terms is close by words
 NOTE = "no close match — nearest by meaning:"
@@ -58,6 +64,16 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
     return [{**item, "meaning": round(score, 3)} for score, item in found[:limit] if score >= NOISE]
 
 
+def words_evidence(coverage: float) -> float:
+    """A words hit's weight in the fusion: the cube of the share of the asked words it holds."""
+    return float(min(1.0, max(0.0, coverage)) ** WORDS_POWER)
+
+
+def meaning_evidence(cosine: float) -> float:
+    """A meaning hit's weight in the fusion: half, up to full at a cosine of CLOSE."""
+    return 0.5 + 0.5 * min(1.0, max(0.0, cosine) / CLOSE)
+
+
 def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: int) -> dict[str, Any]:
     """The fused answer of the two lanes' ranked lists (pure: the bench and tests call it too)."""
     all_terms = any(r.get("words", 0) >= 1.0 for r in lexical)
@@ -66,9 +82,9 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     for rank, item in enumerate(lexical, 1):
         key = _key(item)
         merged[key] = dict(item)
-        share = min(1.0, float(item.get("words", 0.0))) or PARTIAL_WEIGHT
-        weight = share * share  # a word or two of many is weak evidence next to meaning
-        score[key] = weight / (K + rank)
+        held = merged[key].pop("coverage", None)  # the share of all the asked words it holds
+        share = float(held) if held is not None else float(item.get("words", 0.0)) or PARTIAL_WEIGHT
+        score[key] = words_evidence(share) / (K + rank)
     for rank, item in enumerate(meaning, 1):
         key = _key(item)
         if key in merged:
@@ -79,7 +95,7 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
             continue
         else:
             merged[key] = dict(item)
-        score[key] = score.get(key, 0.0) + 1.0 / (K + rank)
+        score[key] = score.get(key, 0.0) + meaning_evidence(float(item["meaning"])) / (K + rank)
     out = []
     for key, item in merged.items():
         w, m = item.get("words"), item.get("meaning")
@@ -103,7 +119,7 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
     hits = await words.lexical(store, q, limit) if lanes != "meaning" else []
     # `words`: the share of the query's distinctive words a hit holds (1.0: all of them; a
     # corrected spelling counts less), from the lexical lane itself
-    lexical = [{**h.item, "words": h.strength} for h in hits]
+    lexical = [{**h.item, "words": h.strength, "coverage": h.coverage} for h in hits]
     meaning = await meaning_hits(store, embedder, q, limit) if lanes != "words" else []
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:

@@ -143,12 +143,15 @@ class Stage:
 class LexicalHit:
     """One lexical hit: the item (the shape search answers), how strongly it matched (0..1: the
     share of the query's distinctive words it holds, a corrected spelling counting
-    CORRECTED_WEIGHT) and the words it holds (as found: a correction in place of a typo)."""
+    CORRECTED_WEIGHT) and the words it holds (as found: a correction in place of a typo).
+    `coverage` is the share of all the query's words (stop words left out) it is known to hold,
+    common ones included and a corrected spelling counting in full: the fusion's weight of it."""
 
     item: dict[str, Any]
     strength: float
     terms: tuple[str, ...]
     match: str  # the MATCH string it was found by (for snippets)
+    coverage: float = 0.0
 
 
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
@@ -253,6 +256,10 @@ def _strength(held: list[Term], stage: Stage) -> float:
     return round(min(1.0, got / len(stage.counted)), 3) if stage.counted else 0.0
 
 
+def _coverage(held: list[Term], asked: frozenset[str]) -> float:
+    return round(len({t.word for t in held} & asked) / len(asked), 3) if asked else 0.0
+
+
 def _held(stage: Stage, indexes: str | None) -> list[Term]:
     """The terms of a stage an item holds: all of them, or (any-term stage) those listed."""
     if not stage.any_of:
@@ -264,6 +271,7 @@ def _held(stage: Stage, indexes: str | None) -> list[Term]:
 async def lexical(store: Store, q: str, limit: int) -> list[LexicalHit]:
     """The lexical lane: the best `limit` hits for the query (facts and library documents,
     each document once), best first, from the first stage that finds anything."""
+    asked = frozenset(w for w in terms(q) if w not in STOP_WORDS) or frozenset(terms(q))
     async for stage in match_stages(store, q):
         cap = 0 if stage.fallback else RANK_CAP
         facts = await fts_facts(store, stage.match, limit, ranked=stage.ranked, any_of=stage.any_of, rank_cap=cap)
@@ -271,11 +279,13 @@ async def lexical(store: Store, q: str, limit: int) -> list[LexicalHit]:
         ranked: list[tuple[int, float, int, LexicalHit]] = []
         for n, r in enumerate(facts):
             held = _held(stage, r["terms"] if "terms" in r.keys() else None)
-            hit = LexicalHit(fact_answer(r), _strength(held, stage), _words(held), stage.match)
+            hit = LexicalHit(fact_answer(r), _strength(held, stage), _words(held), stage.match, _coverage(held, asked))
             ranked.append((-_covered(r), float(r["rank"]), n, hit))
         for n, c in enumerate(chunks):
             held = _held(stage, c.get("terms"))
-            hit = LexicalHit(_document_hit(c), _strength(held, stage), _words(held), stage.match)
+            hit = LexicalHit(
+                _document_hit(c), _strength(held, stage), _words(held), stage.match, _coverage(held, asked)
+            )
             ranked.append((-int(c.get("covered", 0)), float(c["rank"]), len(facts) + n, hit))
         ranked.sort(key=lambda t: t[:3])
         if ranked:

@@ -1,0 +1,47 @@
+"""The fusion weighs each lane by the strength of its own evidence (server.memory.ranking.fuse):
+a words hit by the share of all the asked words it holds, a meaning hit by its cosine. Inputs
+are the lanes' ranked lists in the shape server.memory.ranking.search passes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.memory.ranking import CLOSE, fuse
+
+
+def fact(n: int, **lane: Any) -> dict[str, Any]:
+    return {"id": n, "kind": "note", "source_url": f"https://site.example/{n}", "text": f"item {n}", **lane}
+
+
+def ids(answer: dict[str, Any]) -> list[int]:
+    return [int(r["id"]) for r in answer["results"]]
+
+
+def test_a_corrected_spelling_is_not_pushed_out_by_faint_meaning_neighbours() -> None:
+    # "terrafrom": the one asked word, found by its corrected spelling (strength 0.75, coverage 1)
+    lexical = [fact(1, words=0.75, coverage=1.0), fact(2, words=0.75, coverage=1.0)]
+    meaning = [fact(100 + n, meaning=round(0.2 - n * 0.005, 3)) for n in range(20)]
+    answer = fuse(lexical, meaning, 20)
+    assert ids(answer)[:2] == [1, 2]
+    assert answer["close"] and "coverage" not in answer["results"][0]  # the weight is not shown
+
+
+def test_one_rare_word_of_three_does_not_outrank_a_close_meaning_match() -> None:
+    # a turn holding "elk" only, of "elk indexing software" (the other two are common words)
+    lexical = [fact(1, words=1.0, coverage=0.333)]
+    meaning = [fact(2, meaning=CLOSE + 0.05), fact(3, meaning=0.2)]
+    assert ids(fuse(lexical, meaning, 10))[0] == 2
+
+
+def test_holding_every_asked_word_still_beats_a_middling_meaning_match() -> None:
+    # positive control: strong words evidence wins over a cosine below CLOSE
+    lexical = [fact(1, words=1.0, coverage=1.0)]
+    meaning = [fact(2, meaning=CLOSE - 0.1)]
+    assert ids(fuse(lexical, meaning, 10)) == [1, 2]
+
+
+def test_a_hit_of_both_lanes_sums_their_evidence() -> None:
+    lexical = [fact(1, words=0.5, coverage=0.5), fact(2, words=0.5, coverage=0.5)]
+    meaning = [fact(3, meaning=0.3), fact(2, meaning=0.3)]
+    answer = fuse(lexical, meaning, 10)
+    assert ids(answer)[0] == 2 and answer["results"][0]["why"] == "both"
