@@ -83,14 +83,15 @@ def timed_sql(
 
 
 async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]:
-    """The server builds the vectors of every item in the background on its first start over
-    this store (server.meaning.embedder): wait for it, and time it."""
+    """The server builds the vectors of every item (server.meaning.embedder), then their
+    partitions (server.meaning.partitions), in the background on its first start over this
+    store: wait for both, and time them."""
     t0 = time.perf_counter()
     async with aiohttp.ClientSession(headers=headers) as session:
         while True:
             async with session.get(base + "/api/health") as r:
                 meaning = (await r.json())["meaning"]
-            if meaning["state"] in ("ready", "failed"):
+            if meaning["state"] == "failed" or (meaning["state"] == "ready" and meaning["index"] != "partitioning"):
                 return {**meaning, "build_s": time.perf_counter() - t0}
             await asyncio.sleep(1)
 
@@ -138,7 +139,7 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
         print(
             f"vector index: {vectors['vectors']:,} vectors for {vectors['embedded']:,} items built in "
             f"{vectors['build_s']:.0f} s ({vectors['embedded'] / max(vectors['build_s'], 1e-9):,.0f} items/s), "
-            f"server RSS then {rss_mb(proc.pid)[0]:.1f} MB"
+            f"{vectors.get('partitions', 0)} partitions; server RSS then {rss_mb(proc.pid)[0]:.1f} MB"
         )
         async with aiohttp.ClientSession(headers=headers) as session:
             warm = [{"url": u} for u, _ in pages[-50:]]

@@ -72,6 +72,7 @@ class Embedder:
             "pending": self.pending,
             "embedded": self.done,
             "vectors": len(self.index),
+            "index": self.index.state(),
             "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
             **({"error": self.error} if self.error else {}),
         }

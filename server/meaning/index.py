@@ -21,10 +21,11 @@ import numpy.typing as npt
 from server.meaning.model import DIMS, Vectors
 
 FACT, CHUNK = 0, 1
+KINDS = (FACT, CHUNK)
 WORDS = DIMS // 64  # the sign bits as uint64 words
 UNASSIGNED = -1
 RELAYOUT_AT = 20_000  # vectors outside the partition layout that make `maintain` lay out again
-SCAN_MIN = 20_000  # a partitioned query scans at least this many vectors (a full scan below that)
+SCAN_MIN = 20_000  # a partitioned query scans at least this many vectors of its kind
 
 Ids = npt.NDArray[np.int64]
 _A = TypeVar("_A", bound=npt.NDArray[Any])
@@ -45,11 +46,13 @@ class BitIndex:
         self._parts: npt.NDArray[np.int16] = np.zeros(1024, np.int16)
         self.centroids: Vectors | None = None
         self.train_after = 0  # a training that found too few vectors waits for twice as many
-        # the layout: positions [0, _laid) grouped by partition, unassigned first; the vectors of
-        # partition p are at _order[_offsets[p + 1] : _offsets[p + 2]]
+        # the layout: positions [0, _laid) grouped by kind, then partition (unassigned first):
+        # partition p of kind c is at _order[_offsets[c * _groups + p + 1] : ... + 2]; the
+        # vectors added since (positions _laid and on) are scanned by every query of their kind
         self._laid = 0
+        self._groups = 1
         self._order = np.zeros(0, np.int32)
-        self._offsets = np.zeros(1, np.int64)
+        self._offsets = np.zeros(len(KINDS) + 1, np.int64)
 
     def __len__(self) -> int:
         return self._n
@@ -94,6 +97,15 @@ class BitIndex:
             found = ids_now[pos] == np.asarray(ids, np.int64)
             self._parts[pos[found]] = np.asarray(parts, np.int16)[found]
 
+    def state(self) -> str:
+        """'flat' (no partitions: every query scans all), 'partitioning' (vectors still to
+        assign) or 'partitioned'."""
+        with self._lock:
+            n, parts, centroids = self._n, self._parts, self.centroids
+        if centroids is None:
+            return "flat"
+        return "partitioning" if np.any(parts[:n] == UNASSIGNED) else "partitioned"
+
     def unassigned(self, limit: int) -> list[int]:
         """Ids of (up to `limit`) vectors with no partition yet, oldest first."""
         with self._lock:
@@ -109,77 +121,70 @@ class BitIndex:
         return out
 
     def maintain(self) -> None:
-        """Lay the vectors out by partition again when many are outside the layout (CPU: ~0.1 s
-        at 1M, queries go on meanwhile; call it off the event loop)."""
+        """Lay the vectors out again when many are outside the layout (CPU: ~0.1 s at 1M,
+        queries go on meanwhile; call it off the event loop)."""
         with self._lock:
-            if self.centroids is None:
-                return
-            loose = int(self._offsets[1] - self._offsets[0]) + self._n - self._laid
+            loose = int(sum(self._offsets[c * self._groups + 1] - self._offsets[c * self._groups] for c in KINDS))
+            loose += self._n - self._laid
         if loose >= RELAYOUT_AT:
             self._relayout()
 
     def _relayout(self) -> None:
+        """Positions [0, n) grouped by kind, then partition (unassigned first)."""
         with self._lock:
             n, centroids = self._n, self.centroids
-            parts = self._parts[:n].copy()
-        k = 0 if centroids is None else len(centroids)
-        parts[parts >= k] = UNASSIGNED  # of other centroids (or deleted): scanned always
-        order = np.argsort(parts, kind="stable").astype(np.int32)
-        offsets = np.searchsorted(parts[order], np.arange(UNASSIGNED, k + 1)).astype(np.int64)
+            parts = self._parts[:n].astype(np.int64)
+            kinds = self._kinds[:n].astype(np.int64)
+        groups = 1 + (0 if centroids is None else len(centroids))
+        parts[parts >= groups - 1] = UNASSIGNED  # of other centroids (or deleted): scanned always
+        keys = kinds * groups + parts + 1
+        order = np.argsort(keys, kind="stable").astype(np.int32)
+        offsets = np.searchsorted(keys[order], np.arange(len(KINDS) * groups + 1)).astype(np.int64)
         with self._lock:
             if self.centroids is centroids:
-                self._order, self._offsets, self._laid = order, offsets, n
+                self._order, self._offsets, self._laid, self._groups = order, offsets, n, groups
 
     def nearest(self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float) -> tuple[Ids, bool]:
         """The ids of (up to) the k vectors of `kind` nearest to the query by Hamming distance
         among the vectors scanned, nearest first, and whether those were all there are (every
-        vector scanned and no more than k of that kind). `reach`: the share of all vectors a
-        partitioned scan covers at least. CPU-bound: call it off the event loop."""
+        vector of the kind scanned and no more than k of them). `reach`: the share of the kind's
+        vectors a partitioned scan covers at least. CPU-bound: call it off the event loop."""
+        positions, everything = self.positions(query, kind, reach)
         with self._lock:
-            n, ids, kinds, bits = self._n, self._ids, self._kinds, self._bits
-            centroids, order, offsets, laid = self.centroids, self._order, self._offsets, self._laid
-        positions, everything = self._positions(n, query, reach, centroids, order, offsets, laid)
-        q = np.frombuffer(query_bits, dtype=np.uint64)
-        if positions is None:
-            dist = hamming(bits[:n], q)
-            of_kind = kinds[:n] == kind
-            pool = ids[:n]
-        else:
-            dist = hamming(bits[positions], q)
-            of_kind = kinds[positions] == kind
-            pool = ids[positions]
-        dist[~of_kind] = 10_000
-        total = int(np.count_nonzero(of_kind))
+            ids, bits = self._ids, self._bits
+        total = len(positions)
         complete = everything and total <= k
         k = min(k, total)
         if k <= 0:
             return np.zeros(0, np.int64), complete
-        top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
+        dist = hamming(bits[positions], np.frombuffer(query_bits, dtype=np.uint64))
+        top = np.argpartition(dist, k - 1)[:k] if k < total else np.arange(total)
         top = top[np.argsort(dist[top], kind="stable")]
-        return pool[top], complete
+        return ids[positions[top]], complete
 
-    @staticmethod
-    def _positions(
-        n: int,
-        query: Vectors,
-        reach: float,
-        centroids: Vectors | None,
-        order: npt.NDArray[np.int32],
-        offsets: npt.NDArray[np.int64],
-        laid: int,
-    ) -> tuple[npt.NDArray[np.int64] | None, bool]:
-        """The positions to scan (None: all of them) and whether that is every vector."""
-        want = max(SCAN_MIN, reach * n)
-        if centroids is None or want >= n or laid == 0:
-            return None, True
-        sizes = np.diff(offsets)[1:]
-        ranked = np.argsort(-(centroids @ query))
-        probed = int(np.searchsorted(np.cumsum(sizes[ranked]), want)) + 1
-        if probed >= len(ranked):
-            return None, True
-        pieces = [order[offsets[0] : offsets[1]], np.arange(laid, n, dtype=np.int32)]
-        pieces += [order[offsets[p + 1] : offsets[p + 2]] for p in ranked[:probed].tolist()]
-        return np.concatenate(pieces).astype(np.int64), False
+    def positions(self, query: Vectors, kind: int, reach: float) -> tuple[npt.NDArray[np.int64], bool]:
+        """The positions of the vectors of `kind` a query scans, and whether that is all of them:
+        the partitions nearest to the query until `reach` of the kind's vectors, those not
+        assigned, and those added since the layout."""
+        with self._lock:
+            n, kinds, centroids = self._n, self._kinds, self.centroids
+            order, offsets, laid, groups = self._order, self._offsets, self._laid, self._groups
+        first = kind * groups
+        block = offsets[first : first + groups + 1]  # the kind's groups: unassigned, then parts
+        laid_pos = order[block[0] : block[-1]]
+        everything = True
+        if centroids is not None and groups > 1:
+            sizes = np.diff(block)[1:]
+            want = max(SCAN_MIN, reach * float(block[-1] - block[0]))
+            ranked = np.argsort(-(centroids @ query))
+            reached = int(np.searchsorted(np.cumsum(sizes[ranked]), want)) + 1
+            if reached < len(ranked):
+                pieces = [order[block[0] : block[1]]]
+                pieces += [order[block[p + 1] : block[p + 2]] for p in ranked[:reached].tolist()]
+                laid_pos, everything = np.concatenate(pieces), False
+        tail = np.arange(laid, n, dtype=np.int32)
+        tail = tail[kinds[laid:n] == kind]
+        return np.concatenate([laid_pos, tail]).astype(np.int64), everything
 
 
 def _grown(a: _A, cap: int, n: int) -> _A:

@@ -68,29 +68,23 @@ async def step(store: Store, index: BitIndex, executor: Executor, *, idle: bool)
     """One piece of partitioning work, if any is due: train (once enough vectors exist), or,
     while the embed queue is `idle`, assign one batch. Whether it did anything."""
     loop = asyncio.get_running_loop()
-    if index.centroids is None:
-        if len(index) < max(TRAIN_AT, index.train_after):
-            return False
+    if index.centroids is None and len(index) >= max(TRAIN_AT, index.train_after):
         await train(store, index, executor)
         return True
-    if not idle:
-        await loop.run_in_executor(executor, index.maintain)  # new vectors into the layout
-        return False
-    ids = index.unassigned(ASSIGN_BATCH)
-    if not ids:
-        return False
-    rows = await store.fetchall(_VECTORS_SQL, (json.dumps(ids), model_mod.NAME))
-    vectors = model_mod.from_int8([r[1] for r in rows])
-    parts = await loop.run_in_executor(executor, index.part_of, vectors)
-    pairs = [(p, int(r[0])) for p, r in zip(parts, rows, strict=True)]
-    async with store.transaction() as conn:
-        await conn.executemany(_ASSIGN_SQL, pairs)
-    index.assign([i for _p, i in pairs], parts)
-    gone = sorted(set(ids) - {i for _p, i in pairs})  # deleted since loading, or of another model
-    if gone:
-        index.assign(gone, [len(index.centroids)] * len(gone))  # out of range: never laid out
-    await loop.run_in_executor(executor, index.maintain)
-    return True
+    ids = index.unassigned(ASSIGN_BATCH) if idle and index.centroids is not None else []
+    if ids:
+        rows = await store.fetchall(_VECTORS_SQL, (json.dumps(ids), model_mod.NAME))
+        vectors = model_mod.from_int8([r[1] for r in rows])
+        parts = await loop.run_in_executor(executor, index.part_of, vectors)
+        pairs = [(p, int(r[0])) for p, r in zip(parts, rows, strict=True)]
+        async with store.transaction() as conn:
+            await conn.executemany(_ASSIGN_SQL, pairs)
+        index.assign([i for _p, i in pairs], parts)
+        gone = sorted(set(ids) - {i for _p, i in pairs})  # deleted since loading, or of another model
+        if gone and index.centroids is not None:
+            index.assign(gone, [len(index.centroids)] * len(gone))  # out of range: never laid out
+    await loop.run_in_executor(executor, index.maintain)  # new and assigned vectors into the layout
+    return bool(ids)
 
 
 async def train(store: Store, index: BitIndex, executor: Executor) -> None:
