@@ -72,10 +72,16 @@ class Embedder:
             "pending": self.pending,
             "embedded": self.done,
             "vectors": len(self.index),
-            "index": self.index.state(),
+            "index": self._index_state(),
             "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
             **({"error": self.error} if self.error else {}),
         }
+
+    def _index_state(self) -> str:
+        state = self.index.state()
+        if state == "flat" and len(self.index) >= max(partitions.TRAIN_AT, self.index.train_after):
+            return "partitioning"  # the partitions are due: trained at the next step
+        return state
 
     @property
     def ready(self) -> bool:
