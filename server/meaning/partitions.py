@@ -100,8 +100,6 @@ async def train(store: Store, index: BitIndex, executor: Executor) -> None:
     centroids = await asyncio.get_running_loop().run_in_executor(executor, kmeans, sample, k)
     async with store.transaction() as conn:
         await conn.execute("DELETE FROM vector_partitions WHERE model = ?", (model_mod.NAME,))
-        await conn.executemany(
-            _WRITE_CENTROID_SQL, [(model_mod.NAME, p, c.tobytes()) for p, c in enumerate(centroids)]
-        )
+        await conn.executemany(_WRITE_CENTROID_SQL, [(model_mod.NAME, p, c.tobytes()) for p, c in enumerate(centroids)])
     await asyncio.get_running_loop().run_in_executor(executor, index.set_centroids, centroids)
     log.info("meaning: %d partitions trained on %d vectors in %.1f s", k, len(sample), time.monotonic() - t0)
