@@ -97,7 +97,7 @@ async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]
         while True:
             async with session.get(base + "/api/health") as r:
                 meaning = (await r.json())["meaning"]
-            if meaning["state"] == "failed" or (meaning["state"] == "ready" and meaning["index"] != "partitioning"):
+            if meaning["state"] == "failed" or (meaning["state"] == "ready" and meaning.get("index") != "partitioning"):
                 return {**meaning, "build_s": time.perf_counter() - t0}
             await asyncio.sleep(1)
 

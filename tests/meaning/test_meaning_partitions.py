@@ -17,9 +17,8 @@ import pytest
 
 from server import ages, appkeys
 from server.meaning import index as index_mod
-from server.meaning import lane
+from server.meaning import lane, partitions
 from server.meaning import model as model_mod
-from server.meaning import partitions
 from server.meaning.embedder import Embedder
 from server.meaning.index import FACT
 from server.memory.facts import insert_fact
@@ -61,9 +60,9 @@ async def add_notes(api: Api, n: int, host: str = "notes.example", text: str = "
             )  # fmt: skip
 
 
-async def partitioned(embedder: Embedder, timeout: float = 120) -> None:
+async def partitioned(embedder: Embedder) -> None:
     """Wait until every vector is embedded and assigned to a partition."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + 120
     while not (embedder.idle.is_set() and embedder.index.centroids is not None and not embedder.index.unassigned(1)):
         assert time.monotonic() < deadline and embedder.state != "failed", embedder.progress()
         await asyncio.sleep(0.05)
@@ -127,9 +126,7 @@ async def test_vectors_from_before_the_partitions_are_assigned_resumably(
     monkeypatch.setattr(partitions, "TRAIN_AT", 10**9)
     async with running_api(settings) as api:
         await add_notes(api, 400)
-        await api.app[appkeys.EMBEDDER].settled()
-        while not api.app[appkeys.EMBEDDER].idle.is_set():
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(api.app[appkeys.EMBEDDER].idle.wait(), 120)
     centroids, parts, _ = stored_partitions(db)
     assert len(centroids) == 0 and len(parts) == 400 and set(parts.values()) == {None}  # as an old store
     monkeypatch.setattr(partitions, "TRAIN_AT", 200)
