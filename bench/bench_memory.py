@@ -59,6 +59,12 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
+def cpu_s(pid: int) -> float:
+    """The process's CPU seconds so far (user + system, all threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def timed_http(session: aiohttp.ClientSession, url: str, params_list: list[dict[str, str]]) -> list[float]:
     out = []
     for params in params_list:
@@ -83,14 +89,15 @@ def timed_sql(
 
 
 async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]:
-    """The server builds the vectors of every item in the background on its first start over
-    this store (server.meaning.embedder): wait for it, and time it."""
+    """The server builds the vectors of every item (server.meaning.embedder), then their
+    partitions (server.meaning.partitions), in the background on its first start over this
+    store: wait for both, and time them."""
     t0 = time.perf_counter()
     async with aiohttp.ClientSession(headers=headers) as session:
         while True:
             async with session.get(base + "/api/health") as r:
                 meaning = (await r.json())["meaning"]
-            if meaning["state"] in ("ready", "failed"):
+            if meaning["state"] == "failed" or (meaning["state"] == "ready" and meaning.get("index") != "partitioning"):
                 return {**meaning, "build_s": time.perf_counter() - t0}
             await asyncio.sleep(1)
 
@@ -138,20 +145,22 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
         print(
             f"vector index: {vectors['vectors']:,} vectors for {vectors['embedded']:,} items built in "
             f"{vectors['build_s']:.0f} s ({vectors['embedded'] / max(vectors['build_s'], 1e-9):,.0f} items/s), "
-            f"server RSS then {rss_mb(proc.pid)[0]:.1f} MB"
+            f"{vectors.get('partitions', 0)} partitions; server RSS then {rss_mb(proc.pid)[0]:.1f} MB"
         )
         async with aiohttp.ClientSession(headers=headers) as session:
             warm = [{"url": u} for u, _ in pages[-50:]]
             await timed_http(session, base + "/api/page-probe", warm)  # connection + page cache warm-up
-            http: dict[str, list[float]] = {
-                "page-probe (miss)": await timed_http(
-                    session, base + "/api/page-probe", [{"url": u} for u, _ in probe_pages]
-                ),
-                "page-match": await timed_http(
-                    session, base + "/api/page-match", [{"url": u, "title": t} for u, t in match_pages]
-                ),
-                "prose search": await timed_http(session, base + "/api/search", [{"q": q} for q in queries]),
+            asked = {
+                "page-probe (miss)": ("/api/page-probe", [{"url": u} for u, _ in probe_pages]),
+                "page-match": ("/api/page-match", [{"url": u, "title": t} for u, t in match_pages]),
+                "prose search": ("/api/search", [{"q": q} for q in queries]),
             }
+            http: dict[str, list[float]] = {}
+            cpu: dict[str, float] = {}  # the server's CPU ms per request: what a loaded machine's waits leave out
+            for name, (path, params) in asked.items():
+                c0 = cpu_s(proc.pid)
+                http[name] = await timed_http(session, base + path, params)
+                cpu[name] = (cpu_s(proc.pid) - c0) * 1000 / len(params)
         rss_end, rss_peak = rss_mb(proc.pid)
     finally:
         proc.terminate()
@@ -166,7 +175,7 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
     con.close()
     print(
         f"\n{'lookup':<20}{'http p50':>10}{'p95':>8}{'p99':>8}   "
-        f"{'sql p50':>8}{'p95':>8}{'p99':>8}   {'ratio p50':>9}{'p99':>7}"
+        f"{'sql p50':>8}{'p95':>8}{'p99':>8}   {'ratio p50':>9}{'p99':>7}   {'cpu/req':>7}"
     )
     for name in http:
         h, q = http[name], sql[name]
@@ -174,10 +183,11 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
         qp = [pct(q, p) for p in (50, 95, 99)]
         print(
             f"{name:<20}{hp[0]:>10.2f}{hp[1]:>8.2f}{hp[2]:>8.2f}   {qp[0]:>8.2f}{qp[1]:>8.2f}{qp[2]:>8.2f}"
-            f"   {hp[0] / max(qp[0], 1e-3):>8.1f}x{hp[2] / max(qp[2], 1e-3):>6.1f}x"
+            f"   {hp[0] / max(qp[0], 1e-3):>8.1f}x{hp[2] / max(qp[2], 1e-3):>6.1f}x   {cpu[name]:>7.2f}"
         )
     print(
-        f"(ms; {samples} requests each, sequential, one client on loopback; mean http "
+        f"(ms; {samples} requests each, sequential, one client on loopback; cpu/req: the server's CPU ms "
+        f"per request, all threads; mean http "
         f"{statistics.mean(http['page-match']):.2f} ms for page-match)"
     )
     print(f"server RSS: {rss_start[0]:.1f} MB at start, {rss_end:.1f} MB after, peak {rss_peak:.1f} MB")

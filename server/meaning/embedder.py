@@ -20,7 +20,8 @@ from typing import Any
 import aiosqlite
 
 from server.meaning import model as model_mod
-from server.meaning.index import CHUNK, FACT, BitIndex
+from server.meaning import partitions
+from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
@@ -36,8 +37,8 @@ _CHUNK_TEXT_SQL = (
     "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
     "WHERE c.id IN (SELECT value FROM json_each(?))"
 )
-_INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec) VALUES (?, ?, ?, ?, ?, ?, ?)"
-_LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
+_INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits, part FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
 
 
 def item_text(title: str, text: str) -> str:
@@ -71,8 +72,16 @@ class Embedder:
             "pending": self.pending,
             "embedded": self.done,
             "vectors": len(self.index),
+            "index": self._index_state(),
+            "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
             **({"error": self.error} if self.error else {}),
         }
+
+    def _index_state(self) -> str:
+        state = self.index.state()
+        if state == "flat" and len(self.index) >= max(partitions.TRAIN_AT, self.index.train_after):
+            return "partitioning"  # the partitions are due: trained at the next step
+        return state
 
     @property
     def ready(self) -> bool:
@@ -114,6 +123,9 @@ class Embedder:
                 n = await self.step()
                 if n == 0:
                     self.state, self.pending = "ready", 0
+                if await partitions.step(self.store, self.index, self.executor, idle=n == 0):
+                    continue  # the queue first, then the next piece of partitioning
+                if n == 0:
                     if not self.wake.is_set():
                         self.idle.set()
                         await self.wake.wait()
@@ -142,8 +154,14 @@ class Embedder:
             rows = await self.store.fetchall(_LOAD_SQL, (after, LOAD_ROWS))
             if not rows:
                 return
-            self.index.add([r[0] for r in rows], [CHUNK if r[1] else FACT for r in rows], [r[2] for r in rows])
+            self.index.add(
+                [r[0] for r in rows],
+                [CHUNK if r[1] else FACT for r in rows],
+                [r[2] for r in rows],
+                [UNASSIGNED if r[3] is None else r[3] for r in rows],
+            )
             after = rows[-1][0]
+        await partitions.load(self.store, self.index)
 
     async def step(self) -> int:
         """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""
@@ -194,7 +212,7 @@ class Embedder:
 
     async def _write(
         self, conn: aiosqlite.Connection, fresh: list[tuple[tuple[str, int], model_mod.Vectors]]
-    ) -> tuple[list[int], list[int], list[bytes]]:
+    ) -> tuple[list[int], list[int], list[bytes], list[int]]:
         """Replace the vectors of these items (inside the writer's transaction: the ids are
         given here, after the largest one, so one executemany writes them all)."""
         for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
@@ -208,15 +226,18 @@ class Embedder:
             row = await cur.fetchone()
         next_id = int(row[0]) + 1 if row else 1
         rows: list[tuple[Any, ...]] = []
-        added: tuple[list[int], list[int], list[bytes]] = ([], [], [])
+        added: tuple[list[int], list[int], list[bytes], list[int]] = ([], [], [], [])
         for (item, item_id), vectors in fresh:
             bits, int8 = model_mod.sign_bits(vectors), model_mod.to_int8(vectors)
+            parts = self.index.part_of(vectors)
             owner = (item_id, None) if item == "fact" else (None, item_id)
             for seq in range(len(vectors)):
-                rows.append((next_id, *owner, seq, model_mod.NAME, bits[seq], int8[seq]))
+                part = None if parts[seq] == UNASSIGNED else parts[seq]
+                rows.append((next_id, *owner, seq, model_mod.NAME, bits[seq], int8[seq], part))
                 added[0].append(next_id)
                 added[1].append(FACT if item == "fact" else CHUNK)
                 added[2].append(bits[seq])
+                added[3].append(parts[seq])
                 next_id += 1
         await conn.executemany(_INSERT_SQL, rows)
         return added

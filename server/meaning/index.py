@@ -1,62 +1,193 @@
-"""The in-memory index of the vectors table: every vector's id, item kind and sign bits
-(32 bytes a vector: 32 MB at 1M vectors). A query scans it by Hamming distance for candidates;
-the caller reranks them by their int8 vectors, read from SQLite joined back to their items
-(which is where the visibility rule applies). Ids of vectors since deleted stay here until the
-next start; the join drops them.
+"""The in-memory index of the vectors table: every vector's id, item kind, sign bits (32 bytes)
+and partition (~40 MB at 1M vectors). A query scans sign bits by Hamming distance for
+candidates; the caller reranks them by their int8 vectors, read from SQLite joined back to their
+items (which is where the visibility rule applies). Ids of vectors since deleted stay here until
+the next start; the join drops them.
+
+Partitioned (server.meaning.partitions: k-means centroids, each vector's nearest one), a query
+scans only the partitions whose centroids are nearest to it, until `reach` of all vectors is
+covered, plus every vector not laid out by partition yet (not assigned, or added since the
+last layout): a few percent of a full scan. Without partitions it scans everything.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from server.meaning.model import DIMS, Vectors
+
 FACT, CHUNK = 0, 1
-WORDS = 4  # 256 bits as uint64 words
+KINDS = (FACT, CHUNK)
+WORDS = DIMS // 64  # the sign bits as uint64 words
+UNASSIGNED = -1
+RELAYOUT_AT = 20_000  # vectors outside the partition layout that make `maintain` lay out again
+SCAN_MIN = 20_000  # a partitioned query scans at least this many vectors of its kind
 
 Ids = npt.NDArray[np.int64]
+_A = TypeVar("_A", bound=npt.NDArray[Any])
+
+
+def hamming(bits: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
+    out: npt.NDArray[np.int32] = np.bitwise_count(bits ^ query).sum(axis=1, dtype=np.int32)
+    return out
 
 
 class BitIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._ids: Ids = np.zeros(0, np.int64)
-        self._kinds = np.zeros(0, np.int8)
-        self._bits = np.zeros((0, WORDS), np.uint64)
-        self._pending: list[tuple[Ids, npt.NDArray[np.int8], npt.NDArray[np.uint64]]] = []
+        self._n = 0
+        self._ids: Ids = np.zeros(1024, np.int64)
+        self._kinds: npt.NDArray[np.int8] = np.zeros(1024, np.int8)
+        self._bits: npt.NDArray[np.uint64] = np.zeros((1024, WORDS), np.uint64)
+        self._parts: npt.NDArray[np.int16] = np.zeros(1024, np.int16)
+        self.centroids: Vectors | None = None
+        self.train_after = 0  # a training that found too few vectors waits for twice as many
+        # the layout: positions [0, _laid) grouped by kind, then partition (unassigned first):
+        # partition p of kind c is at _order[_offsets[c * _groups + p + 1] : ... + 2]; the
+        # vectors added since (positions _laid and on) are scanned by every query of their kind
+        self._laid = 0
+        self._groups = 1
+        self._order = np.zeros(0, np.int32)
+        self._offsets = np.zeros(len(KINDS) + 1, np.int64)
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._ids) + sum(len(p[0]) for p in self._pending)
+        return self._n
 
-    def add(self, ids: list[int], kinds: list[int], bits: list[bytes]) -> None:
+    def add(self, ids: list[int], kinds: list[int], bits: list[bytes], parts: list[int] | None = None) -> None:
+        """Append vectors (ids ascending, after every id already here)."""
         if not ids:
             return
         packed = np.frombuffer(b"".join(bits), dtype=np.uint64).reshape(len(ids), WORDS)
         with self._lock:
-            self._pending.append((np.array(ids, np.int64), np.array(kinds, np.int8), packed))
+            n, m = self._n, len(ids)
+            if n + m > len(self._ids):
+                cap = max(2 * len(self._ids), n + m)
+                self._ids = _grown(self._ids, cap, n)
+                self._kinds = _grown(self._kinds, cap, n)
+                self._bits = _grown(self._bits, cap, n)
+                self._parts = _grown(self._parts, cap, n)
+            self._ids[n : n + m] = ids
+            self._kinds[n : n + m] = kinds
+            self._bits[n : n + m] = packed
+            self._parts[n : n + m] = UNASSIGNED if parts is None else parts
+            self._n = n + m  # readers see the new vectors only once they are written
 
-    def _merge(self) -> None:
-        if self._pending:
-            self._ids = np.concatenate([self._ids, *(p[0] for p in self._pending)])
-            self._kinds = np.concatenate([self._kinds, *(p[1] for p in self._pending)])
-            self._bits = np.concatenate([self._bits, *(p[2] for p in self._pending)])
-            self._pending = []
-
-    def nearest(self, query_bits: bytes, kind: int, k: int) -> tuple[Ids, int]:
-        """The ids of (up to) the k vectors of `kind` nearest to the query by Hamming distance,
-        nearest first, and how many vectors of that kind there are. CPU-bound (~10 ms at 1M)."""
+    def set_centroids(self, centroids: Vectors) -> None:
         with self._lock:
-            self._merge()
-            ids, kinds, bits = self._ids, self._kinds, self._bits
-        q = np.frombuffer(query_bits, dtype=np.uint64)
-        dist = np.bitwise_count(bits ^ q).sum(axis=1, dtype=np.int32)
-        dist[kinds != kind] = 10_000
-        total = int(np.count_nonzero(kinds == kind))
+            self.centroids = centroids
+        self._relayout()
+
+    def part_of(self, vectors: Vectors) -> list[int]:
+        """Each vector's partition (its nearest centroid); UNASSIGNED without partitions."""
+        centroids = self.centroids
+        if centroids is None or not len(vectors):
+            return [UNASSIGNED] * len(vectors)
+        parts: list[int] = np.argmax(vectors @ centroids.T, axis=1).tolist()
+        return parts
+
+    def assign(self, ids: list[int], parts: list[int]) -> None:
+        with self._lock:
+            ids_now = self._ids[: self._n]
+            pos = np.searchsorted(ids_now, ids)
+            pos = np.minimum(pos, max(self._n - 1, 0))
+            found = ids_now[pos] == np.asarray(ids, np.int64)
+            self._parts[pos[found]] = np.asarray(parts, np.int16)[found]
+
+    def state(self) -> str:
+        """'flat' (no partitions: every query scans all), 'partitioning' (vectors still to
+        assign) or 'partitioned'."""
+        with self._lock:
+            n, parts, centroids = self._n, self._parts, self.centroids
+        if centroids is None:
+            return "flat"
+        return "partitioning" if np.any(parts[:n] == UNASSIGNED) else "partitioned"
+
+    def unassigned(self, limit: int) -> list[int]:
+        """Ids of (up to `limit`) vectors with no partition yet, oldest first."""
+        with self._lock:
+            n, ids, parts = self._n, self._ids, self._parts
+        out: list[int] = ids[:n][parts[:n] == UNASSIGNED][:limit].tolist()
+        return out
+
+    def sample(self, size: int, seed: int = 0) -> list[int]:
+        with self._lock:
+            n, ids = self._n, self._ids
+        rng = np.random.default_rng(seed)
+        out: list[int] = np.sort(ids[:n][rng.choice(n, min(n, size), replace=False)]).tolist()
+        return out
+
+    def maintain(self) -> None:
+        """Lay the vectors out again when many are outside the layout (CPU: ~0.1 s at 1M,
+        queries go on meanwhile; call it off the event loop)."""
+        with self._lock:
+            loose = int(sum(self._offsets[c * self._groups + 1] - self._offsets[c * self._groups] for c in KINDS))
+            loose += self._n - self._laid
+        if loose >= RELAYOUT_AT:
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """Positions [0, n) grouped by kind, then partition (unassigned first)."""
+        with self._lock:
+            n, centroids = self._n, self.centroids
+            parts = self._parts[:n].astype(np.int64)
+            kinds = self._kinds[:n].astype(np.int64)
+        groups = 1 + (0 if centroids is None else len(centroids))
+        parts[parts >= groups - 1] = UNASSIGNED  # of other centroids (or deleted): scanned always
+        keys = kinds * groups + parts + 1
+        order = np.argsort(keys, kind="stable").astype(np.int32)
+        offsets = np.searchsorted(keys[order], np.arange(len(KINDS) * groups + 1)).astype(np.int64)
+        with self._lock:
+            if self.centroids is centroids:
+                self._order, self._offsets, self._laid, self._groups = order, offsets, n, groups
+
+    def nearest(self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float) -> tuple[Ids, bool]:
+        """The ids of (up to) the k vectors of `kind` nearest to the query by Hamming distance
+        among the vectors scanned, nearest first, and whether those were all there are (every
+        vector of the kind scanned and no more than k of them). `reach`: the share of the kind's
+        vectors a partitioned scan covers at least. CPU-bound: call it off the event loop."""
+        positions, everything = self.positions(query, kind, reach)
+        with self._lock:
+            ids, bits = self._ids, self._bits
+        total = len(positions)
+        complete = everything and total <= k
         k = min(k, total)
         if k <= 0:
-            return np.zeros(0, np.int64), total
-        top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
+            return np.zeros(0, np.int64), complete
+        dist = hamming(bits[positions], np.frombuffer(query_bits, dtype=np.uint64))
+        top = np.argpartition(dist, k - 1)[:k] if k < total else np.arange(total)
         top = top[np.argsort(dist[top], kind="stable")]
-        return ids[top], total
+        return ids[positions[top]], complete
+
+    def positions(self, query: Vectors, kind: int, reach: float) -> tuple[npt.NDArray[np.int64], bool]:
+        """The positions of the vectors of `kind` a query scans, and whether that is all of them:
+        the partitions nearest to the query until `reach` of the kind's vectors, those not
+        assigned, and those added since the layout."""
+        with self._lock:
+            n, kinds, centroids = self._n, self._kinds, self.centroids
+            order, offsets, laid, groups = self._order, self._offsets, self._laid, self._groups
+        first = kind * groups
+        block = offsets[first : first + groups + 1]  # the kind's groups: unassigned, then parts
+        laid_pos = order[block[0] : block[-1]]
+        everything = True
+        if centroids is not None and groups > 1:
+            sizes = np.diff(block)[1:]
+            want = max(SCAN_MIN, reach * float(block[-1] - block[0]))
+            ranked = np.argsort(-(centroids @ query))
+            reached = int(np.searchsorted(np.cumsum(sizes[ranked]), want)) + 1
+            if reached < len(ranked):
+                pieces = [order[block[0] : block[1]]]
+                pieces += [order[block[p + 1] : block[p + 2]] for p in ranked[:reached].tolist()]
+                laid_pos, everything = np.concatenate(pieces), False
+        tail = np.arange(laid, n, dtype=np.int32)
+        tail = tail[kinds[laid:n] == kind]
+        return np.concatenate([laid_pos, tail]).astype(np.int64), everything
+
+
+def _grown(a: _A, cap: int, n: int) -> _A:
+    out = np.zeros((cap, *a.shape[1:]), a.dtype)
+    out[:n] = a[:n]
+    return cast(_A, out)

@@ -1,10 +1,11 @@
 """The meaning lane: the items nearest to a text by meaning, through the one visibility rule.
 
-Candidates come from the in-memory index (server.meaning.index, by sign bits); they are read
-back joined to their items with `visible()` and reranked by cosine over their int8 vectors. The
-window is taken after visibility: when hidden items (forgotten, or of an `off` host) fill the
-candidates, the window grows until `limit` visible items are found or every vector was a
-candidate, so hidden items never crowd visible ones out. Scores are cosines in [-1, 1].
+Candidates come from the in-memory index (server.meaning.index, by sign bits, in the partitions
+nearest the query once there are partitions); they are read back joined to their items with
+`visible()` and reranked by cosine over their int8 vectors. The window is taken after
+visibility: when hidden items (forgotten, or of an `off` host) fill the candidates, the window
+and the share of the vectors scanned grow until `limit` visible items are found or every vector
+was a candidate, so hidden items never crowd visible ones out. Scores are cosines in [-1, 1].
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from server.store.db import Store
 from server.textcaps import cap
 
 FIRST_WINDOW = 200
+FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are partitioned
 HIT_CHARS = 600
 
 _FACT_SQL = f"""
@@ -67,9 +69,9 @@ async def nearest(
         return []
     qbits = model_mod.sign_bits(query[None, :])[0]
     sql = _FACT_SQL if kind == FACT else _CHUNK_SQL
-    window = max(FIRST_WINDOW, 4 * limit)
+    window, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
     while True:
-        ids, total = await asyncio.to_thread(embedder.index.nearest, qbits, kind, window)
+        ids, complete = await asyncio.to_thread(embedder.index.nearest, query, qbits, kind, window, reach)
         rows = await store.fetchall(sql, {"ids": "[" + ",".join(map(str, ids.tolist())) + "]", "host": exclude_host})
         best: dict[int, tuple[float, Any]] = {}
         if rows:
@@ -79,9 +81,11 @@ async def nearest(
                 item = int(r[key])
                 if item not in best or score > best[item][0]:
                     best[item] = (float(score), r)
-        if len(best) >= limit or window >= total:
+        # fewer than half the candidates visible: hidden items took the scan (in the partitions
+        # nearest the query, they may be all there is), so it grows
+        if complete or (len(best) >= limit and 2 * len(rows) >= len(ids)):
             return sorted(best.values(), key=lambda t: -t[0])[:limit]
-        window *= 4
+        window, reach = window * 4, reach * 4
 
 
 def chunk_hit(row: Any) -> dict[str, Any]:
