@@ -185,6 +185,7 @@ interface WfNamespace {
   turnText: WfTurnTextAPI;
   panels: WfPanelsAPI;
   generic: WfGenericAPI;
+  genericSignals: WfGenericSignalsAPI;
   detect: WfDetectAPI;
   misses: WfMissesAPI;
   coverage: WfCoverageAPI;
@@ -296,6 +297,19 @@ interface WfTurnTextAPI {
 interface WfPanelsAPI {
   readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
   attachPanels(turns: WfMountedTurn[], panels: WfPanelRead[]): void;
+}
+
+/** content/generic_signals.js: what names a speaker, for the generic reader. */
+interface WfSignal {
+  el: Element;
+  role: WfRole;
+  key: string;
+  label: boolean;
+}
+interface WfGenericSignalsAPI {
+  signals(root: ParentNode): WfSignal[];
+  speakerLabels(rows: Array<{ el: Element; role: WfRole }>): Set<Element>;
+  OUTSIDE: string;
 }
 
 /** content/generic.js: the generic conversation reader (knows no site). */

@@ -22,74 +22,13 @@
   if (!ns || Object.isFrozen(ns)) return;
   var V = ns.visible;
 
-  var USER = /^(user|human|me|you|self|prompt|query|question|request|customer|mine|own|sent|outgoing)$/;
-  var BOT = /^(assistant|bot|ai|model|response|answer|reply|gpt|chatbot|agent|llm|copilot|gemini|claude|incoming)$/;
-  // attribute values naming controls, not messages ("user-menu-button", "prompt-copy-button")
-  var CONTROL = /^(menu|button|btn|avatar|icon|profile|picture|selector|switcher|dropdown|copy|edit|toggle|actions?|banner|input|composer|settings|feedback|tooltip|label|name|logo|footer|header|upgrade|plan|mode|tabs?|chip|suggestions?)$/;
-  var SKIP_ATTRS = /^(class|id|style|href|src|srcset|title|alt|name|for|type|value|placeholder|tabindex|lang|dir|jsaction|jslog|jscontroller|jsname|d|viewbox|fill|stroke|xmlns|width|height|aria-.*)$/;
+  var S = ns.genericSignals;
+  var signals = S.signals;
   var CHROME = 'button, [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
     '[role="navigation"], nav, aside, header, footer, form, textarea, input, select, ' +
     '[contenteditable="true"], [contenteditable=""]';
-  var OUTSIDE = 'nav, aside, header, footer, form, [role="navigation"], [role="complementary"], [role="banner"], ' +
-    '[role="contentinfo"], [role="dialog"], [contenteditable="true"], textarea, head';
+  var OUTSIDE = S.OUTSIDE;
   var RICH = 'p, ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]';
-  var LABEL_USER = /^(you|user|me|i)( said| wrote| asked)?:?$/i;
-  var LABEL_BOT = /^(.{1,24}?) (said|wrote|replied|answered):?$/i;
-
-  /** The words of a name or value: "dataMessageAuthor-role_x" -> [data, message, author, role, x]. */
-  /** @param {string} s @returns {string[]} */
-  function words(s) {
-    return String(s).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  }
-
-  /** @param {string} value @returns {WfRole | null} the side a short value names */
-  function roleOfValue(value) {
-    if (!value || value.length > 40) return null;
-    var w = words(value);
-    if (!w.length || w.some(function (x) { return CONTROL.test(x); })) return null;
-    var u = w.some(function (x) { return USER.test(x); });
-    var b = w.some(function (x) { return BOT.test(x); });
-    return u === b ? null : u ? 'user' : 'assistant';
-  }
-
-  /** @param {Element} el @returns {string | null} a speaker label's side ("You said" / "X said") */
-  function labelRole(el) {
-    var label = el.getAttribute('aria-label');
-    var text = label || (el.children.length ? '' : V.normalise(el.textContent || ''));
-    if (!text || text.length > 30) return null;
-    if (LABEL_USER.test(text)) return 'user';
-    var m = LABEL_BOT.exec(text);
-    return m && !/^(you|user|me|i)$/i.test(m[1]) ? 'assistant' : null;
-  }
-
-  /**
-   * Every role signal in root: [{el, role, key}] in tree order; `key` is what kind of signal it
-   * is (an attribute name, a tag, `label`), so two separate signals of one kind are two turns.
-   * @param {ParentNode} root @returns {Array<{el: Element, role: WfRole, key: string, label: boolean}>}
-   */
-  function signals(root) {
-    /** @type {Array<{el: Element, role: WfRole, key: string, label: boolean}>} */
-    var out = [];
-    var all = root.querySelectorAll('body *');
-    for (var i = 0; i < all.length; i++) {
-      var el = all[i];
-      if (el.closest(OUTSIDE)) continue;
-      /** @type {WfRole | null} */
-      var role = null, key = '';
-      var tag = el.localName;
-      if (tag.indexOf('-') > 0 && (role = roleOfValue(tag))) key = 'tag:' + tag;
-      for (var a = 0; !role && a < el.attributes.length; a++) {
-        var at = el.attributes[a];
-        if (SKIP_ATTRS.test(at.name)) continue;
-        role = roleOfValue(at.value);
-        if (role) key = 'attr:' + at.name;
-      }
-      var lab = labelRole(el);
-      if (!role && lab) { role = /** @type {WfRole} */ (lab); key = 'label'; }
-      if (role) out.push({ el: el, role: role, key: key, label: !!lab });
-    }
-    return out;
-  }
 
   var NO_TEXT = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|svg|SVG|IFRAME|OBJECT|TEXTAREA|SELECT)$/;
   /** @type {WeakMap<Element, number>} */
@@ -227,6 +166,8 @@
     var known = sigs.length ? sigs[0].role : null;
     /** @type {WfRole | null} */
     var prev = null;
+    /** @type {Array<{el: Element, role: WfRole, inside: WfSignal[]}>} */
+    var picked = [];
     list.forEach(function (row) {
       if (labels.has(row)) return;  // a speaker label is not a message
       var inside = sigs.filter(function (s) { return row.contains(s.el) || s.el.contains(row); });
@@ -239,9 +180,13 @@
       else if (endAligned(row)) role = 'user';
       else role = prev === 'user' ? 'assistant' : 'user';
       prev = role;
-      var c = ns.turnText.contentOf(row, textRoots(row, inside), exclude, role, undefined, labels);
+      picked.push({ el: row, role: role, inside: inside });
+    });
+    S.speakerLabels(picked).forEach(function (el) { labels.add(el); });
+    picked.forEach(function (p) {
+      var c = ns.turnText.contentOf(p.el, textRoots(p.el, p.inside), exclude, p.role, undefined, labels);
       if (!c.text) return;
-      out.push({ el: row, role: role, text: c.text, markdown: c.markdown, id: null, streaming: false });
+      out.push({ el: p.el, role: p.role, text: c.text, markdown: c.markdown, id: null, streaming: false });
     });
     return out;
   }
