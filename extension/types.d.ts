@@ -186,6 +186,7 @@ interface WfNamespace {
   panels: WfPanelsAPI;
   generic: WfGenericAPI;
   genericSignals: WfGenericSignalsAPI;
+  genericChrome: WfGenericChromeAPI;
   detect: WfDetectAPI;
   misses: WfMissesAPI;
   coverage: WfCoverageAPI;
@@ -310,6 +311,12 @@ interface WfGenericSignalsAPI {
   signals(root: ParentNode): WfSignal[];
   speakerLabels(rows: Array<{ el: Element; role: WfRole }>): Set<Element>;
   OUTSIDE: string;
+}
+
+/** content/generic_chrome.js: what in a turn is not message text, for the generic reader. */
+interface WfGenericChromeAPI {
+  CHROME: string;
+  skipped(row: Element): Element[];
 }
 
 /** content/generic.js: the generic conversation reader (knows no site). */

@@ -24,9 +24,7 @@
 
   var S = ns.genericSignals;
   var signals = S.signals;
-  var CHROME = 'button, [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
-    '[role="navigation"], nav, aside, header, footer, form, textarea, input, select, ' +
-    '[contenteditable="true"], [contenteditable=""]';
+  var CHROME = ns.genericChrome.CHROME;
   var OUTSIDE = S.OUTSIDE;
   var RICH = 'p, ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]';
 
@@ -184,7 +182,9 @@
     });
     S.speakerLabels(picked).forEach(function (el) { labels.add(el); });
     picked.forEach(function (p) {
-      var c = ns.turnText.contentOf(p.el, textRoots(p.el, p.inside), exclude, p.role, undefined, labels);
+      var skip = new Set(labels);
+      ns.genericChrome.skipped(p.el).forEach(function (el) { skip.add(el); });
+      var c = ns.turnText.contentOf(p.el, textRoots(p.el, p.inside), exclude, p.role, undefined, skip);
       if (!c.text) return;
       out.push({ el: p.el, role: p.role, text: c.text, markdown: c.markdown, id: null, streaming: false });
     });

@@ -118,14 +118,14 @@
     return sigs.filter(function (s) { return s.label || both.indexOf(s.key) >= 0; });
   }
 
-  /** @param {Element} row @returns {Element[]} the row's leaf elements with text, in order (up to `max`) */
+  /** @param {Element} row @param {number} max @returns {Element[]} the row's shown elements holding text of their own, in order (up to `max`) */
   function leadingLeaves(row, max) {
     /** @type {Element[]} */
     var out = [];
     var all = row.querySelectorAll('*');
     for (var i = 0; i < all.length && out.length < max; i++) {
       var el = all[i];
-      if (el.closest(INERT) || el.closest('button, [role="button"]')) continue;
+      if (el.closest(INERT) || el.closest('button, [role="button"], [role="separator"], [role="status"]') || !ns.dom.shown(el)) continue;
       var own = '';
       for (var c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) own += /** @type {Text} */ (c).data;
       if (V.normalise(own)) out.push(el);
