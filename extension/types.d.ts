@@ -316,7 +316,7 @@ interface WfGenericSignalsAPI {
 /** content/generic_chrome.js: what in a turn is not message text, for the generic reader. */
 interface WfGenericChromeAPI {
   CHROME: string;
-  skipped(row: Element): Element[];
+  skipped(row: Element, labels: Set<Element>): Element[];
 }
 
 /** content/generic.js: the generic conversation reader (knows no site). */

@@ -183,7 +183,7 @@
     S.speakerLabels(picked).forEach(function (el) { labels.add(el); });
     picked.forEach(function (p) {
       var skip = new Set(labels);
-      ns.genericChrome.skipped(p.el).forEach(function (el) { skip.add(el); });
+      ns.genericChrome.skipped(p.el, labels).forEach(function (el) { skip.add(el); });
       var c = ns.turnText.contentOf(p.el, textRoots(p.el, p.inside), exclude, p.role, undefined, skip);
       if (!c.text) return;
       out.push({ el: p.el, role: p.role, text: c.text, markdown: c.markdown, id: null, streaming: false });

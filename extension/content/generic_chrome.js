@@ -73,19 +73,20 @@
   /**
    * A message's action bar: the nearest box around a control that holds text outside the
    * controls, when that text is short (a time stamp, "Edited"), no prose, and much less than the
-   * row's (never the message itself, however short).
-   * @param {Element} row @returns {Element[]}
+   * row's without its speaker labels (never the message itself, however short).
+   * @param {Element} row @param {Set<Element>} labels @returns {Element[]}
    */
-  function actionBars(row) {
+  function actionBars(row, labels) {
     /** @type {Element[]} */
     var out = [];
     var whole = ownText(row);
+    labels.forEach(function (l) { if (row.contains(l)) whole -= ownText(l); });
     var controls = row.querySelectorAll('button, [role="button"]');
     for (var i = 0; i < controls.length; i++) {
       for (var b = controls[i].parentElement; b && b !== row && row.contains(b); b = b.parentElement) {
         var n = ownText(b);
         if (!n) continue;
-        if (n <= HEADER_WORDS && n * 2 < whole && !b.querySelector(PROSE + ', pre') && out.indexOf(b) < 0) out.push(b);
+        if (n <= HEADER_WORDS && n * 2 < whole && !b.querySelector(PROSE + ', pre') && !b.closest(PROSE + ', th, td') && out.indexOf(b) < 0) out.push(b);
         break;
       }
     }
@@ -94,10 +95,10 @@
 
   /**
    * Everything in row left out of its message beside the CHROME selector.
-   * @param {Element} row @returns {Element[]}
+   * @param {Element} row @param {Set<Element>} labels the speaker labels found @returns {Element[]}
    */
-  function skipped(row) {
-    return codeHeaders(row).concat(actionBars(row));
+  function skipped(row, labels) {
+    return codeHeaders(row).concat(actionBars(row, labels));
   }
 
   ns.genericChrome = Object.freeze({ CHROME: CHROME, skipped: skipped });
