@@ -17,7 +17,8 @@
   if (!ns || Object.isFrozen(ns)) return;
   var V = ns.visible;
 
-  var CHROME = 'button, [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
+  // a column header's sort control holds the header's text
+  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
     '[role="navigation"], [role="status"], [role="separator"], nav, aside, header, footer, form, textarea, input, select, ' +
     '[contenteditable="true"], [contenteditable=""], ' +
     'math:has(+ [aria-hidden="true"]), :has(> math):has(+ [aria-hidden="true"]), ' +
