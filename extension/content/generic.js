@@ -90,8 +90,34 @@
     return box;
   }
 
-  /** Without any signal: the container of repeated rows (not a rich-text body) with the most text. */
-  /** @param {ParentNode} root @returns {Element | null} */
+  // elements that are parts of a message's body, never a thread's rows
+  var BODY_PARTS = /^(p|li|h[1-6]|pre|table|thead|tbody|tr|td|th|blockquote|span|a|strong|em|b|i|code|br|img|ul|ol|dl|dt|dd|hr|sup|sub|math)$/;
+
+  /** An element's shape: its tag and its attribute names (no values: a redeploy renames those). */
+  /** @param {Element} el @returns {string} */
+  function shape(el) {
+    var names = [];
+    for (var a = 0; a < el.attributes.length; a++) {
+      var n = el.attributes[a].name;
+      if (!/^(class|id|style|tabindex|dir|aria-.*)$/.test(n)) names.push(n);
+    }
+    return el.localName + '[' + names.sort().join(',') + ']';
+  }
+
+  /** @param {Element} el @returns {Element[]} el's rows that share their shape with another row */
+  function repeatedRows(el) {
+    var rs = rows(el);
+    /** @type {Record<string, number>} */
+    var count = {};
+    rs.forEach(function (r) { var k = shape(r); count[k] = (count[k] || 0) + 1; });
+    return rs.filter(function (r) { return count[shape(r)] > 1 && !BODY_PARTS.test(r.localName); });
+  }
+
+  /**
+   * Without any signal: the thread is the container of repeated sibling rows (the same shape)
+   * holding the most text; of equal ones the innermost. A message body's paragraphs are not rows.
+   * @param {ParentNode} root @returns {Element | null}
+   */
   function repeatedBox(root) {
     /** @type {Element | null} */
     var best = null;
@@ -99,28 +125,58 @@
     var all = root.querySelectorAll('body, body *');
     for (var i = 0; i < all.length; i++) {
       var el = all[i];
-      if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
-      var rs = rows(el).filter(function (r) { return /^(div|section|article)$/.test(r.localName) || r.localName.indexOf('-') > 0; });
+      if (BODY_PARTS.test(el.localName) || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
+      var rs = repeatedRows(el);
       if (rs.length < 2) continue;
-      var rich = rs.filter(richText).length;
-      if (!rich || rich === rs.length && rs.length > 1 && !alignedEnd(rs)) {
-        if (rich === 0) continue;  // no answer body among the rows
-      }
-      var text = rs.reduce(function (n, r) { return n + textLength(r); }, 0);
-      var score = text * (rich < rs.length ? 2 : 1);
-      if (score > bestScore) { best = el; bestScore = score; }
+      // rows one component renders carry the same attributes: a bare container is weak evidence
+      var weight = 1 + shape(rs[0]).split(',').length - (/\[\]$/.test(shape(rs[0])) ? 1 : 0);
+      var text = weight * rs.reduce(function (n, r) { return n + textLength(r); }, 0);
+      if (text >= bestScore) { best = el; bestScore = text; }
     }
     return best;
   }
-
-  /** @param {Element[]} rs */
-  function alignedEnd(rs) { return rs.some(endAligned); }
 
   /** An answer's body: lists, code, tables, headings, quotes, or several paragraphs (a prompt is plain). */
   /** @param {Element} row */
   function richText(row) {
     return !!row.querySelector('ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]') ||
       row.querySelectorAll('p').length >= 2;
+  }
+
+  /** A row's inner shape: the shapes of its containers down to `depth` levels (message content left out). */
+  /** @param {Element} el @param {number} depth @returns {string} */
+  function deepShape(el, depth) {
+    var kids = depth ? Array.prototype.filter.call(el.children, function (/** @type {Element} */ c) {
+      return !BODY_PARTS.test(c.localName) && textLength(c) > 0;
+    }).map(function (/** @type {Element} */ c) { return deepShape(c, depth - 1); }) : [];
+    return shape(el) + (kids.length ? '(' + kids.join(' ') + ')' : '');
+  }
+
+  /**
+   * The sides of rows no signal names. When the rows are of two inner shapes, one per side, the
+   * shape holding more rich text (or, as rich, the one not opening the thread) is the
+   * assistant's; otherwise an end-aligned row is the user's, a rich one the assistant's, and the
+   * rest alternate, the thread opening with the user.
+   * @param {Element[]} list @returns {WfRole[]}
+   */
+  function guessRoles(list) {
+    var shapes = list.map(function (r) { return deepShape(r, 3); });
+    var kinds = shapes.filter(function (k, i) { return shapes.indexOf(k) === i; });
+    if (kinds.length === 2 && list.length > 2) {
+      var rich = kinds.map(function (k) {
+        return list.filter(function (r, i) { return shapes[i] === k && richText(r); }).length / shapes.filter(function (x) { return x === k; }).length;
+      });
+      var bot = rich[0] === rich[1] ? kinds.indexOf(shapes[0]) === 0 ? 1 : 0 : rich[0] > rich[1] ? 0 : 1;
+      return shapes.map(function (k) { return k === kinds[bot] ? 'assistant' : 'user'; });
+    }
+    /** @type {WfRole | null} */
+    var prev = null;
+    return list.map(function (row) {
+      /** @type {WfRole} */
+      var role = endAligned(row) ? 'user' : prev === 'user' ? 'assistant' : prev === null ? 'user' : richText(row) ? 'assistant' : 'user';
+      prev = role;
+      return role;
+    });
   }
 
   /** Is a row's bubble pushed to the end of the line (a sent message)? */
@@ -156,17 +212,16 @@
     // signals of both sides name the roles; rows read without them are a guess (`guess`)
     out.guess = sideSet(sigs) < 2;
     if (!box) return out;
-    var list = sigs.length ? threadRows(box, sigs) : rows(box);
+    var list = sigs.length ? threadRows(box, sigs) : repeatedRows(box);
     if (sigs.length && sideSet(sigs) < 2 && list.length < 2) return out;
     var labels = new Set(sigs.filter(function (s) { return s.label; }).map(function (s) { return s.el; }));
     var exclude = ns.layouts.excludeFor(site, null) + ', ' + CHROME;
     var sides = sideSet(sigs);
     var known = sigs.length ? sigs[0].role : null;
-    /** @type {WfRole | null} */
-    var prev = null;
+    var guessed = sides ? [] : guessRoles(list);
     /** @type {Array<{el: Element, role: WfRole, inside: WfSignal[]}>} */
     var picked = [];
-    list.forEach(function (row) {
+    list.forEach(function (row, i) {
       if (labels.has(row)) return;  // a speaker label is not a message
       var inside = sigs.filter(function (s) { return row.contains(s.el) || s.el.contains(row); });
       /** @type {WfRole} */
@@ -174,10 +229,7 @@
       if (inside.length) role = inside[0].role;
       else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
       else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
-      else if (richText(row)) role = 'assistant';
-      else if (endAligned(row)) role = 'user';
-      else role = prev === 'user' ? 'assistant' : 'user';
-      prev = role;
+      else role = guessed[i];
       picked.push({ el: row, role: role, inside: inside });
     });
     S.speakerLabels(picked).forEach(function (el) { labels.add(el); });

@@ -25,6 +25,8 @@
     '[data-state]:has(> * > a[target="_blank"])';
   var PROSE = 'p, li, h1, h2, h3, h4, h5, h6, table, blockquote';
   var HEADER_WORDS = 24;
+  // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")
+  var STAMP = /^[^\s]*\d[\d\s:./\-]*[^\s]*$|^\S+ \d{1,2}$|^\d{1,2} \S+$/;
 
   /**
    * The elements of a code block's header in row: the elements holding short text before a
@@ -87,7 +89,7 @@
       for (var b = controls[i].parentElement; b && b !== row && row.contains(b); b = b.parentElement) {
         var n = ownText(b);
         if (!n) continue;
-        if (n <= HEADER_WORDS && n * 2 < whole && !b.querySelector(PROSE + ', pre') && !b.closest(PROSE + ', th, td') && out.indexOf(b) < 0) out.push(b);
+        if (n <= HEADER_WORDS && (n * 2 < whole || STAMP.test(V.normalise(b.textContent || ''))) && !b.querySelector(PROSE + ', pre') && !b.closest(PROSE + ', th, td') && out.indexOf(b) < 0) out.push(b);
         break;
       }
     }
