@@ -99,7 +99,7 @@
     var names = [];
     for (var a = 0; a < el.attributes.length; a++) {
       var n = el.attributes[a].name;
-      if (!/^(class|id|style|tabindex|dir|aria-.*)$/.test(n)) names.push(n);
+      if (!/^(class|style|tabindex|dir|aria-.*)$/.test(n)) names.push(n);
     }
     return el.localName + '[' + names.sort().join(',') + ']';
   }

@@ -9,7 +9,8 @@
  *   - a citation chip: a link opening a preview card (a popover trigger holding the link);
  *   - a code block's header: the short words (its language, "Copy") before the code, in a box
  *     holding only that one code block;
- *   - a message's action bar: short text (a time stamp) in the nearest box around its controls.
+ *   - a message's action bar: short text (a time stamp) in the nearest box around its controls;
+ *   - short lines beside the box holding nearly all of a message (a reasoning time, initials).
  */
 (function () {
   'use strict';
@@ -25,6 +26,7 @@
     '[data-state]:has(> * > a[target="_blank"])';
   var PROSE = 'p, li, h1, h2, h3, h4, h5, h6, table, blockquote';
   var HEADER_WORDS = 24;
+  var BESIDE = 40;
   // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")
   var STAMP = /^[^\s]*\d[\d\s:./\-]*[^\s]*$|^\S+ \d{1,2}$|^\d{1,2} \S+$/;
 
@@ -97,11 +99,34 @@
   }
 
   /**
+   * Short lines beside a message's body ("Thought for 37 seconds", an avatar's initials, a
+   * counter): from the row down, while one box holds nearly all the text and its siblings are
+   * short boxes, never prose, those siblings are left out.
+   * @param {Element} row @returns {Element[]}
+   */
+  function besideBody(row) {
+    /** @type {Element[]} */
+    var out = [];
+    for (var x = row, n = 0; n < 40; n++) {
+      var total = ownText(x);
+      var kids = Array.prototype.filter.call(x.children, function (/** @type {Element} */ c) { return ownText(c) > 0; });
+      if (kids.length === 0) break;
+      if (kids.length === 1) { x = kids[0]; continue; }
+      if (kids.some(function (/** @type {Element} */ c) { return c.matches(PROSE + ', pre, ul, ol, span, a, strong, em, b, i, code'); })) break;
+      var big = kids.filter(function (/** @type {Element} */ c) { return ownText(c) >= 0.9 * total; })[0];
+      if (!big || kids.some(function (/** @type {Element} */ c) { return c !== big && ownText(c) > BESIDE; })) break;
+      kids.forEach(function (/** @type {Element} */ c) { if (c !== big) out.push(c); });
+      x = big;
+    }
+    return out;
+  }
+
+  /**
    * Everything in row left out of its message beside the CHROME selector.
    * @param {Element} row @param {Set<Element>} labels the speaker labels found @returns {Element[]}
    */
   function skipped(row, labels) {
-    return codeHeaders(row).concat(actionBars(row, labels));
+    return codeHeaders(row).concat(actionBars(row, labels), besideBody(row));
   }
 
   ns.genericChrome = Object.freeze({ CHROME: CHROME, skipped: skipped });
