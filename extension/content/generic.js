@@ -129,7 +129,10 @@
       var rs = repeatedRows(el);
       if (rs.length < 2) continue;
       // rows one component renders carry the same attributes: a bare container is weak evidence
-      var weight = 1 + shape(rs[0]).split(',').length - (/\[\]$/.test(shape(rs[0])) ? 1 : 0);
+      // and rows of one list are alike a level or two down as well
+      var inner = rs.map(function (r) { return deepShape(r, 2); });
+      var weight = 1 + shape(rs[0]).split(',').length - (/\[\]$/.test(shape(rs[0])) ? 1 : 0) +
+        (inner.every(function (k) { return k === inner[0]; }) ? 1 : 0);
       var text = weight * rs.reduce(function (n, r) { return n + textLength(r); }, 0);
       if (text >= bestScore) { best = el; bestScore = text; }
     }

@@ -19,7 +19,7 @@
   var V = ns.visible;
 
   // a column header's sort control holds the header's text
-  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
+  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"], a[type="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
     '[role="navigation"], [role="status"], [role="separator"], nav, aside, header, footer, form, textarea, input, select, ' +
     '[contenteditable="true"], [contenteditable=""], ' +
     'math:has(+ [aria-hidden="true"]), :has(> math):has(+ [aria-hidden="true"]), ' +
