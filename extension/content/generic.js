@@ -129,10 +129,10 @@
       var rs = repeatedRows(el);
       if (rs.length < 2) continue;
       // rows one component renders carry the same attributes: a bare container is weak evidence
-      // and rows of one list are alike a level or two down as well
+      // and rows of one list are alike a level or two down as well (bare boxes alike say little)
       var inner = rs.map(function (r) { return deepShape(r, 2); });
       var weight = 1 + shape(rs[0]).split(',').length - (/\[\]$/.test(shape(rs[0])) ? 1 : 0) +
-        (inner.every(function (k) { return k === inner[0]; }) ? 1 : 0);
+        (/\[[^\]]/.test(inner[0]) && inner.every(function (k) { return k === inner[0]; }) ? 1 : 0);
       var text = weight * rs.reduce(function (n, r) { return n + textLength(r); }, 0);
       if (text >= bestScore) { best = el; bestScore = text; }
     }
