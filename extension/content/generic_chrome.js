@@ -18,13 +18,16 @@
   if (!ns || Object.isFrozen(ns)) return;
   var V = ns.visible;
 
-  // a column header's sort control holds the header's text
-  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"], a[type="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
+  // a column header's sort control holds the header's text; a span acting as a button inside a
+  // sentence (a link opening a preview) is part of the sentence
+  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"]:not(p [role="button"], li [role="button"]), a[type="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
     '[role="navigation"], [role="status"], [role="separator"], nav, aside, header, footer, form, textarea, input, select, ' +
     '[contenteditable="true"], [contenteditable=""], ' +
     'math:has(+ [aria-hidden="true"]), :has(> math):has(+ [aria-hidden="true"]), ' +
     '[data-state]:has(> * > a[target="_blank"])';
   var PROSE = 'p, li, h1, h2, h3, h4, h5, h6, table, blockquote';
+  // where a code block's code is: a <pre>, an editor's text box, a block <code> outside prose
+  var CODE = 'pre, [role="code"], [role="textbox"][aria-multiline="true"], code';
   var HEADER_WORDS = 24;
   var BESIDE = 40;
   // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")
@@ -59,9 +62,11 @@
     return out;
   }
 
-  /** @param {Element} el @returns {Element[]} the <pre> elements in el holding no other <pre> (the code) */
+  /** @param {Element} el @returns {Element[]} the code holders in el holding no other (the code itself) */
   function innermost(el) {
-    return Array.prototype.filter.call(el.querySelectorAll('pre'), function (/** @type {Element} */ x) { return !x.querySelector('pre'); });
+    return Array.prototype.filter.call(el.querySelectorAll(CODE), function (/** @type {Element} */ x) {
+      return !x.querySelector(CODE) && !(x.localName === 'code' && x.parentElement && x.parentElement.closest(PROSE));
+    });
   }
 
   /** @param {Node} n @returns {number} characters of text outside controls and drawings */
