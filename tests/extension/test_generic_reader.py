@@ -76,14 +76,18 @@ async def test_speaker_labels_by_structure_in_any_language(chromium: Any) -> Non
     body = (
         "<div class='t0'>"
         "<section class='s1' data-turn='user'><h4 class='z8'>나의 말:</h4>"
-        "<div data-message-author-role='user' class='u2'><div class='w3'>질문입니다 e<math><mi>i</mi></math></div></div></section>"
+        "<div data-message-author-role='user' class='u2'>"
+        "<div class='w3'>질문입니다 e<math><mi>i</mi></math></div></div></section>"
         "<section class='s1' data-turn='assistant'><h4 class='z8'>ChatGPT의 말:</h4>"
         "<svg><linearGradient gradientUnits='userSpaceOnUse'></linearGradient></svg>"
-        "<div data-message-author-role='assistant' class='u2'><div class='w4'><p>답변입니다.</p><p>두 번째 문단.</p></div></div></section>"
+        "<div data-message-author-role='assistant' class='u2'>"
+        "<div class='w4'><p>답변입니다.</p><p>두 번째 문단.</p></div></div></section>"
         "</div>"
         "<div class='t9'>"
-        "<div class='r1'><h2 class='y5'>You said: Tell me a joke</h2><div class='v6'><p>Tell me a joke</p></div></div>"
-        "<div class='r1'><h2 class='y5'>Claude responded: Why did the chicken</h2><div class='v7'><p>Why did the chicken cross the road?</p></div></div>"
+        "<div class='r1'><h2 class='y5'>You said: Tell me a joke</h2>"
+        "<div class='v6'><p>Tell me a joke</p></div></div>"
+        "<div class='r1'><h2 class='y5'>Claude responded: Why did the chicken</h2>"
+        "<div class='v7'><p>Why did the chicken cross the road?</p></div></div>"
         "</div>"
     )
     got = await read(chromium, body)
@@ -118,8 +122,14 @@ async def test_chrome_inside_a_message_is_left_out(chromium: Any) -> None:
         "</div>"
     )
     got = await read(chromium, body)
-    assert got["turns"] == [["user", "How do I print?"], ["assistant", "Printing in Elixir goes through the IO module, which writes to standard output; the "
-        "function returns the atom ok once the text is written, so it chains well. Use this IO.puts(1) Euler: e"]]
+    assert got["turns"] == [
+        ["user", "How do I print?"],
+        [
+            "assistant",
+            "Printing in Elixir goes through the IO module, which writes to standard output; the "
+            "function returns the atom ok once the text is written, so it chains well. Use this IO.puts(1) Euler: e",
+        ],
+    ]
 
 
 async def test_a_wrong_thread_is_never_silent(chromium: Any) -> None:
@@ -127,7 +137,11 @@ async def test_a_wrong_thread_is_never_silent(chromium: Any) -> None:
     covers little of the page's main region and records lost_text, not only the generic note.
     Positive control: the same page without the document records only the generic note."""
     thread = "<div class='t0'>" + row("<p>Write the report</p>") + row("<p>Here it is.</p>") + "</div>"
-    report = "<section class='doc'><h3>Survey</h3>" + f"<p>{'Findings and figures of the survey. ' * 8}</p>" * 6 + "</section>"
+    report = (
+        "<section class='doc'><h3>Survey</h3>"
+        + f"<p>{'Findings and figures of the survey. ' * 8}</p>" * 6
+        + "</section>"
+    )
     got = await read(chromium, f"<main class='mm'>{thread}{report}</main>")
     assert got["kind"] == "lost_text", got
     got = await read(chromium, f"<main class='mm'>{thread}</main>")
