@@ -134,7 +134,7 @@ interface WfMountedTurn {
 }
 
 /** readMounted's list also carries the turn elements that had no text (for missKind). */
-type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean };
+type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean; box?: Element | null };
 
 /** The parts of a layout the extractor reads (a panel read as a turn has only text/exclude). */
 type WfLayoutPart = Partial<WfLayout>;

@@ -35,9 +35,9 @@
     if (found.source === 'page-data' || found.source === 'panel') return null;
     var els = /** @type {Element[]} */ (found.turns.map(function (t) { return t.el; }).filter(Boolean));
     if (!els.length) return null;
-    // the generic reader chose its thread itself: measured against the page's main region, so a
-    // wrong choice (part of the thread, or the wrong container) shows as lost text
-    var box = found.source === 'generic' ? mainRegion(root) : ns.generic.region(root, found.turns);
+    // the generic reader's thread is the container it chose, with every child it did not read as
+    // a turn (a document or report beside the rows, rows it could not place) as lost text
+    var box = found.source === 'generic' && found.turns.box ? found.turns.box : ns.generic.region(root, found.turns);
     if (box && els.length === 1 && box === els[0]) box = box.parentElement;
     if (!box) return null;
     var exclude = ns.layouts.excludeFor(site, found.layout) + ', ' + (found.source === 'generic' ? ns.genericChrome.CHROME : CHROME);
@@ -45,13 +45,6 @@
     if (!region) return null;
     var held = turns.reduce(function (n, t) { return n + size(t.text); }, 0);
     return { share: Math.min(1, held / region), region: region, turns: held };
-  }
-
-  /** The page's main region: its `main` landmark, else its body. */
-  /** @param {ParentNode} root @returns {Element | null} */
-  function mainRegion(root) {
-    var doc = /** @type {Document} */ (root.nodeType === 9 ? root : root.ownerDocument);
-    return root.querySelector('main, [role="main"]') || (doc && doc.body) || null;
   }
 
   /**

@@ -215,6 +215,7 @@
     // signals of both sides name the roles; rows read without them are a guess (`guess`)
     out.guess = sideSet(sigs) < 2;
     if (!box) return out;
+    out.box = box;  // the thread: coverage.js measures lost text against all of it
     var list = sigs.length ? threadRows(box, sigs) : repeatedRows(box);
     if (sigs.length && sideSet(sigs) < 2 && list.length < 2) return out;
     var labels = new Set(sigs.filter(function (s) { return s.label; }).map(function (s) { return s.el; }));

@@ -5,7 +5,7 @@ here (no site's markup: every class name is a meaningless hash, as after a redep
 reader is forced (captureMode "generic": X.detect(..., {generic: true})). Asserted: the turns,
 their order, roles and text, from structure alone — repeated sibling rows, speaker labels in any
 language, author-role attributes among attribute noise — without the chrome a reader does not see
-as message text; and a wrong choice of thread is never silent (lost_text against the main region).
+as message text; and a wrong choice of thread is never silent (lost_text against the thread it chose).
 """
 
 from __future__ import annotations
@@ -133,17 +133,17 @@ async def test_chrome_inside_a_message_is_left_out(chromium: Any) -> None:
 
 
 async def test_a_wrong_thread_is_never_silent(chromium: Any) -> None:
-    """A document beside the rows that no row holds (a canvas, a report): the generic capture
-    covers little of the page's main region and records lost_text, not only the generic note.
-    Positive control: the same page without the document records only the generic note."""
-    thread = "<div class='t0'>" + row("<p>Write the report</p>") + row("<p>Here it is.</p>") + "</div>"
+    """A document beside the rows in the thread that no row holds (a canvas, a report): the
+    generic capture covers little of its thread and records lost_text, not only the generic note.
+    Positive control: the same thread without the document records only the generic note."""
+    rows = row("<p>Write the report</p>") + row("<p>Here it is.</p>")
     report = (
         "<section class='doc'><h3>Survey</h3>"
         + f"<p>{'Findings and figures of the survey. ' * 8}</p>" * 6
         + "</section>"
     )
-    got = await read(chromium, f"<main class='mm'>{thread}{report}</main>")
+    got = await read(chromium, f"<main class='mm'><div class='t0'>{rows}{report}</div></main>")
     assert got["kind"] == "lost_text", got
-    got = await read(chromium, f"<main class='mm'>{thread}</main>")
+    got = await read(chromium, f"<main class='mm'><div class='t0'>{rows}</div></main>")
     assert got["turns"] == [["user", "Write the report"], ["assistant", "Here it is."]]
     assert got["kind"] == "generic_reader", got
