@@ -134,7 +134,7 @@ interface WfMountedTurn {
 }
 
 /** readMounted's list also carries the turn elements that had no text (for missKind). */
-type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean };
+type WfMountedTurns = WfMountedTurn[] & { empty?: Array<{ role: WfRole }>; guess?: boolean; box?: Element | null };
 
 /** The parts of a layout the extractor reads (a panel read as a turn has only text/exclude). */
 type WfLayoutPart = Partial<WfLayout>;
@@ -185,6 +185,8 @@ interface WfNamespace {
   turnText: WfTurnTextAPI;
   panels: WfPanelsAPI;
   generic: WfGenericAPI;
+  genericSignals: WfGenericSignalsAPI;
+  genericChrome: WfGenericChromeAPI;
   detect: WfDetectAPI;
   misses: WfMissesAPI;
   coverage: WfCoverageAPI;
@@ -296,6 +298,25 @@ interface WfTurnTextAPI {
 interface WfPanelsAPI {
   readPanels(root: ParentNode, site: WfSite, turnEls: Array<Element | null | undefined>): WfPanelRead[];
   attachPanels(turns: WfMountedTurn[], panels: WfPanelRead[]): void;
+}
+
+/** content/generic_signals.js: what names a speaker, for the generic reader. */
+interface WfSignal {
+  el: Element;
+  role: WfRole;
+  key: string;
+  label: boolean;
+}
+interface WfGenericSignalsAPI {
+  signals(root: ParentNode): WfSignal[];
+  speakerLabels(rows: Array<{ el: Element; role: WfRole }>): Set<Element>;
+  OUTSIDE: string;
+}
+
+/** content/generic_chrome.js: what in a turn is not message text, for the generic reader. */
+interface WfGenericChromeAPI {
+  CHROME: string;
+  skipped(row: Element, labels: Set<Element>): Element[];
 }
 
 /** content/generic.js: the generic conversation reader (knows no site). */

@@ -35,10 +35,12 @@
     if (found.source === 'page-data' || found.source === 'panel') return null;
     var els = /** @type {Element[]} */ (found.turns.map(function (t) { return t.el; }).filter(Boolean));
     if (!els.length) return null;
-    var box = ns.generic.region(root, found.turns);
+    // the generic reader's thread is the container it chose, with every child it did not read as
+    // a turn (a document or report beside the rows, rows it could not place) as lost text
+    var box = found.source === 'generic' && found.turns.box ? found.turns.box : ns.generic.region(root, found.turns);
     if (box && els.length === 1 && box === els[0]) box = box.parentElement;
     if (!box) return null;
-    var exclude = ns.layouts.excludeFor(site, found.layout) + ', ' + CHROME;
+    var exclude = ns.layouts.excludeFor(site, found.layout) + ', ' + (found.source === 'generic' ? ns.genericChrome.CHROME : CHROME);
     var region = size(V.visibleText(box, exclude));
     if (!region) return null;
     var held = turns.reduce(function (n, t) { return n + size(t.text); }, 0);

@@ -22,74 +22,11 @@
   if (!ns || Object.isFrozen(ns)) return;
   var V = ns.visible;
 
-  var USER = /^(user|human|me|you|self|prompt|query|question|request|customer|mine|own|sent|outgoing)$/;
-  var BOT = /^(assistant|bot|ai|model|response|answer|reply|gpt|chatbot|agent|llm|copilot|gemini|claude|incoming)$/;
-  // attribute values naming controls, not messages ("user-menu-button", "prompt-copy-button")
-  var CONTROL = /^(menu|button|btn|avatar|icon|profile|picture|selector|switcher|dropdown|copy|edit|toggle|actions?|banner|input|composer|settings|feedback|tooltip|label|name|logo|footer|header|upgrade|plan|mode|tabs?|chip|suggestions?)$/;
-  var SKIP_ATTRS = /^(class|id|style|href|src|srcset|title|alt|name|for|type|value|placeholder|tabindex|lang|dir|jsaction|jslog|jscontroller|jsname|d|viewbox|fill|stroke|xmlns|width|height|aria-.*)$/;
-  var CHROME = 'button, [role="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
-    '[role="navigation"], nav, aside, header, footer, form, textarea, input, select, ' +
-    '[contenteditable="true"], [contenteditable=""]';
-  var OUTSIDE = 'nav, aside, header, footer, form, [role="navigation"], [role="complementary"], [role="banner"], ' +
-    '[role="contentinfo"], [role="dialog"], [contenteditable="true"], textarea, head';
+  var S = ns.genericSignals;
+  var signals = S.signals;
+  var CHROME = ns.genericChrome.CHROME;
+  var OUTSIDE = S.OUTSIDE;
   var RICH = 'p, ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]';
-  var LABEL_USER = /^(you|user|me|i)( said| wrote| asked)?:?$/i;
-  var LABEL_BOT = /^(.{1,24}?) (said|wrote|replied|answered):?$/i;
-
-  /** The words of a name or value: "dataMessageAuthor-role_x" -> [data, message, author, role, x]. */
-  /** @param {string} s @returns {string[]} */
-  function words(s) {
-    return String(s).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  }
-
-  /** @param {string} value @returns {WfRole | null} the side a short value names */
-  function roleOfValue(value) {
-    if (!value || value.length > 40) return null;
-    var w = words(value);
-    if (!w.length || w.some(function (x) { return CONTROL.test(x); })) return null;
-    var u = w.some(function (x) { return USER.test(x); });
-    var b = w.some(function (x) { return BOT.test(x); });
-    return u === b ? null : u ? 'user' : 'assistant';
-  }
-
-  /** @param {Element} el @returns {string | null} a speaker label's side ("You said" / "X said") */
-  function labelRole(el) {
-    var label = el.getAttribute('aria-label');
-    var text = label || (el.children.length ? '' : V.normalise(el.textContent || ''));
-    if (!text || text.length > 30) return null;
-    if (LABEL_USER.test(text)) return 'user';
-    var m = LABEL_BOT.exec(text);
-    return m && !/^(you|user|me|i)$/i.test(m[1]) ? 'assistant' : null;
-  }
-
-  /**
-   * Every role signal in root: [{el, role, key}] in tree order; `key` is what kind of signal it
-   * is (an attribute name, a tag, `label`), so two separate signals of one kind are two turns.
-   * @param {ParentNode} root @returns {Array<{el: Element, role: WfRole, key: string, label: boolean}>}
-   */
-  function signals(root) {
-    /** @type {Array<{el: Element, role: WfRole, key: string, label: boolean}>} */
-    var out = [];
-    var all = root.querySelectorAll('body *');
-    for (var i = 0; i < all.length; i++) {
-      var el = all[i];
-      if (el.closest(OUTSIDE)) continue;
-      /** @type {WfRole | null} */
-      var role = null, key = '';
-      var tag = el.localName;
-      if (tag.indexOf('-') > 0 && (role = roleOfValue(tag))) key = 'tag:' + tag;
-      for (var a = 0; !role && a < el.attributes.length; a++) {
-        var at = el.attributes[a];
-        if (SKIP_ATTRS.test(at.name)) continue;
-        role = roleOfValue(at.value);
-        if (role) key = 'attr:' + at.name;
-      }
-      var lab = labelRole(el);
-      if (!role && lab) { role = /** @type {WfRole} */ (lab); key = 'label'; }
-      if (role) out.push({ el: el, role: role, key: key, label: !!lab });
-    }
-    return out;
-  }
 
   var NO_TEXT = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|svg|SVG|IFRAME|OBJECT|TEXTAREA|SELECT)$/;
   /** @type {WeakMap<Element, number>} */
@@ -153,8 +90,34 @@
     return box;
   }
 
-  /** Without any signal: the container of repeated rows (not a rich-text body) with the most text. */
-  /** @param {ParentNode} root @returns {Element | null} */
+  // elements that are parts of a message's body, never a thread's rows
+  var BODY_PARTS = /^(p|li|h[1-6]|pre|table|thead|tbody|tr|td|th|blockquote|span|a|strong|em|b|i|code|br|img|ul|ol|dl|dt|dd|hr|sup|sub|math)$/;
+
+  /** An element's shape: its tag and its attribute names (no values: a redeploy renames those). */
+  /** @param {Element} el @returns {string} */
+  function shape(el) {
+    var names = [];
+    for (var a = 0; a < el.attributes.length; a++) {
+      var n = el.attributes[a].name;
+      if (!/^(class|style|tabindex|dir|aria-.*)$/.test(n)) names.push(n);
+    }
+    return el.localName + '[' + names.sort().join(',') + ']';
+  }
+
+  /** @param {Element} el @returns {Element[]} el's rows that share their shape with another row */
+  function repeatedRows(el) {
+    var rs = rows(el);
+    /** @type {Record<string, number>} */
+    var count = {};
+    rs.forEach(function (r) { var k = shape(r); count[k] = (count[k] || 0) + 1; });
+    return rs.filter(function (r) { return count[shape(r)] > 1 && !BODY_PARTS.test(r.localName); });
+  }
+
+  /**
+   * Without any signal: the thread is the container of repeated sibling rows (the same shape)
+   * holding the most text; of equal ones the innermost. A message body's paragraphs are not rows.
+   * @param {ParentNode} root @returns {Element | null}
+   */
   function repeatedBox(root) {
     /** @type {Element | null} */
     var best = null;
@@ -162,28 +125,61 @@
     var all = root.querySelectorAll('body, body *');
     for (var i = 0; i < all.length; i++) {
       var el = all[i];
-      if (el.matches(RICH + ', li, td, th, span, a, strong, em, code') || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
-      var rs = rows(el).filter(function (r) { return /^(div|section|article)$/.test(r.localName) || r.localName.indexOf('-') > 0; });
+      if (BODY_PARTS.test(el.localName) || el.closest(OUTSIDE + ', math, svg, ' + RICH)) continue;
+      var rs = repeatedRows(el);
       if (rs.length < 2) continue;
-      var rich = rs.filter(richText).length;
-      if (!rich || rich === rs.length && rs.length > 1 && !alignedEnd(rs)) {
-        if (rich === 0) continue;  // no answer body among the rows
-      }
-      var text = rs.reduce(function (n, r) { return n + textLength(r); }, 0);
-      var score = text * (rich < rs.length ? 2 : 1);
-      if (score > bestScore) { best = el; bestScore = score; }
+      // rows one component renders carry the same attributes: a bare container is weak evidence
+      // and rows of one list are alike a level or two down as well (bare boxes alike say little)
+      var inner = rs.map(function (r) { return deepShape(r, 2); });
+      var weight = 1 + shape(rs[0]).split(',').length - (/\[\]$/.test(shape(rs[0])) ? 1 : 0) +
+        (/\[[^\]]/.test(inner[0]) && inner.every(function (k) { return k === inner[0]; }) ? 1 : 0);
+      var text = weight * rs.reduce(function (n, r) { return n + textLength(r); }, 0);
+      if (text >= bestScore) { best = el; bestScore = text; }
     }
     return best;
   }
-
-  /** @param {Element[]} rs */
-  function alignedEnd(rs) { return rs.some(endAligned); }
 
   /** An answer's body: lists, code, tables, headings, quotes, or several paragraphs (a prompt is plain). */
   /** @param {Element} row */
   function richText(row) {
     return !!row.querySelector('ul, ol, pre, table, h1, h2, h3, h4, h5, h6, blockquote, [role="table"], [role="grid"]') ||
       row.querySelectorAll('p').length >= 2;
+  }
+
+  /** A row's inner shape: the shapes of its containers down to `depth` levels (message content left out). */
+  /** @param {Element} el @param {number} depth @returns {string} */
+  function deepShape(el, depth) {
+    var kids = depth ? Array.prototype.filter.call(el.children, function (/** @type {Element} */ c) {
+      return !BODY_PARTS.test(c.localName) && textLength(c) > 0;
+    }).map(function (/** @type {Element} */ c) { return deepShape(c, depth - 1); }) : [];
+    return shape(el) + (kids.length ? '(' + kids.join(' ') + ')' : '');
+  }
+
+  /**
+   * The sides of rows no signal names. When the rows are of two inner shapes, one per side, the
+   * shape holding more rich text (or, as rich, the one not opening the thread) is the
+   * assistant's; otherwise an end-aligned row is the user's, a rich one the assistant's, and the
+   * rest alternate, the thread opening with the user.
+   * @param {Element[]} list @returns {WfRole[]}
+   */
+  function guessRoles(list) {
+    var shapes = list.map(function (r) { return deepShape(r, 3); });
+    var kinds = shapes.filter(function (k, i) { return shapes.indexOf(k) === i; });
+    if (kinds.length === 2 && list.length > 2) {
+      var rich = kinds.map(function (k) {
+        return list.filter(function (r, i) { return shapes[i] === k && richText(r); }).length / shapes.filter(function (x) { return x === k; }).length;
+      });
+      var bot = rich[0] === rich[1] ? kinds.indexOf(shapes[0]) === 0 ? 1 : 0 : rich[0] > rich[1] ? 0 : 1;
+      return shapes.map(function (k) { return k === kinds[bot] ? 'assistant' : 'user'; });
+    }
+    /** @type {WfRole | null} */
+    var prev = null;
+    return list.map(function (row) {
+      /** @type {WfRole} */
+      var role = endAligned(row) ? 'user' : prev === 'user' ? 'assistant' : prev === null ? 'user' : richText(row) ? 'assistant' : 'user';
+      prev = role;
+      return role;
+    });
   }
 
   /** Is a row's bubble pushed to the end of the line (a sent message)? */
@@ -219,15 +215,17 @@
     // signals of both sides name the roles; rows read without them are a guess (`guess`)
     out.guess = sideSet(sigs) < 2;
     if (!box) return out;
-    var list = sigs.length ? threadRows(box, sigs) : rows(box);
+    out.box = box;  // the thread: coverage.js measures lost text against all of it
+    var list = sigs.length ? threadRows(box, sigs) : repeatedRows(box);
     if (sigs.length && sideSet(sigs) < 2 && list.length < 2) return out;
     var labels = new Set(sigs.filter(function (s) { return s.label; }).map(function (s) { return s.el; }));
     var exclude = ns.layouts.excludeFor(site, null) + ', ' + CHROME;
     var sides = sideSet(sigs);
     var known = sigs.length ? sigs[0].role : null;
-    /** @type {WfRole | null} */
-    var prev = null;
-    list.forEach(function (row) {
+    var guessed = sides ? [] : guessRoles(list);
+    /** @type {Array<{el: Element, role: WfRole, inside: WfSignal[]}>} */
+    var picked = [];
+    list.forEach(function (row, i) {
       if (labels.has(row)) return;  // a speaker label is not a message
       var inside = sigs.filter(function (s) { return row.contains(s.el) || s.el.contains(row); });
       /** @type {WfRole} */
@@ -235,13 +233,16 @@
       if (inside.length) role = inside[0].role;
       else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
       else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
-      else if (richText(row)) role = 'assistant';
-      else if (endAligned(row)) role = 'user';
-      else role = prev === 'user' ? 'assistant' : 'user';
-      prev = role;
-      var c = ns.turnText.contentOf(row, textRoots(row, inside), exclude, role, undefined, labels);
+      else role = guessed[i];
+      picked.push({ el: row, role: role, inside: inside });
+    });
+    S.speakerLabels(picked).forEach(function (el) { labels.add(el); });
+    picked.forEach(function (p) {
+      var skip = new Set(labels);
+      ns.genericChrome.skipped(p.el, labels).forEach(function (el) { skip.add(el); });
+      var c = ns.turnText.contentOf(p.el, textRoots(p.el, p.inside), exclude, p.role, undefined, skip);
       if (!c.text) return;
-      out.push({ el: row, role: role, text: c.text, markdown: c.markdown, id: null, streaming: false });
+      out.push({ el: p.el, role: p.role, text: c.text, markdown: c.markdown, id: null, streaming: false });
     });
     return out;
   }

@@ -98,11 +98,13 @@ async def test_composer_insertion(chromium: Any, fx: Fixture) -> None:
 
 
 async def test_page_without_turns_reports_selector_miss(chromium: Any) -> None:
-    """A conversation URL whose DOM no alternative matches: SELECTOR_MISS, never a silent 0 turns."""
+    """A conversation URL whose DOM no alternative matches and the generic reader cannot split
+    (each message a bare paragraph, like the paragraphs of one message): SELECTOR_MISS, never a
+    silent 0 turns."""
     url = "https://chatgpt.com/c/00000000-0000-4000-8000-000000000000"
     html = (
         "<!DOCTYPE html><html><body><main><div class='redesigned-thread'>"
-        "<div class='bubble'>Hello?</div><div class='bubble'>Hi there.</div></div>"
+        "<p class='bubble'>Hello?</p><p class='bubble'>Hi there.</p></div>"
         "<div id='prompt-textarea' class='ProseMirror' contenteditable='true'></div></main></body></html>"
     )
     page = await new_page(chromium, html=html, url=url)
