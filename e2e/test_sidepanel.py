@@ -144,7 +144,9 @@ async def test_rule_edit_round_trip(browser: Browser, server: CompanionServer) -
     assert status == 200 and body["mode"] == "suggest" and body["reason"] == "rule:example.org"
 
     await panel.select_option("li.rule[data-host='example.org'] select", "off")
-    await panel.wait_for_selector("#rule-status[data-tone=ok]")
+    # the status of THIS save (the add's "…: suggest." is already there and ok): the answer comes
+    # after the worker has stored the new snapshot
+    await panel.wait_for_selector("#rule-status[data-tone=ok]:has-text('example.org and its subdomains: off.')")
     await panel.wait_for_function(
         "() => document.querySelector(\"li.rule[data-host='example.org'] select\").value === 'off'"
     )
