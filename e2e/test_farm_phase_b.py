@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from testkit.farm.browser import dump
+from testkit.farm.content_state import content_state
 from testkit.farm.farm import P_INSERT
 from testkit.farm.report import REPORT_DIR
 from testkit.farm.selection import per_fixture_params
@@ -181,7 +182,9 @@ async def test_capture_insert_and_note(fixture, make_farm, health):
         for p in probes
     ), f"no probe for this page among:\n{dump(probes)}"
     if not captures:
-        state = await farm.browser.content_state(page)
+        full = await content_state(farm.browser, page)
+        # what the capture script holds, without the page's text
+        state = full and {k: (len(v) if k == "turns" else v) for k, v in full.items()}
         kept = await farm.browser.storage_get(["pageMemory", "disclosureAccepted", "policy", "outbox"])
         policy = kept.get("policy") or {}
         health["content_state"] = state

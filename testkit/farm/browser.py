@@ -326,41 +326,6 @@ class Browser:
             for c in found
         )
 
-    async def content_state(self, page: Any) -> dict[str, Any] | None:
-        """What our capture script holds in this page (its runtime's own state(), read in the
-        extension's isolated world over CDP), or None when no isolated world of ours is there.
-        A diagnostic for failures, never the judge (the wire and the store are)."""
-        cdp = await self.context.new_cdp_session(page)
-        found: list[dict[str, Any]] = []
-        cdp.on("Runtime.executionContextCreated", lambda e: found.append(e.get("context", {})))
-        try:
-            await cdp.send("Runtime.enable")
-            await asyncio.sleep(0.1)
-            ours = [
-                c
-                for c in found
-                if c.get("auxData", {}).get("type") == "isolated"
-                and (str(c.get("origin", "")).startswith(EXTENSION_ORIGIN) or c.get("name") == "Wherefrom")
-            ]
-            if not ours:
-                return None
-            expr = (
-                "(() => { const r = window.Wherefrom && window.Wherefrom.runtime;"
-                " if (!r) return {runtime: false};"
-                " const s = r.state(); return {runtime: true, phase: s.phase, timer: s.timer, layout: s.layout,"
-                " source: s.source, tried: s.tried, turns: s.turns.length, generic: s.generic}; })()"
-            )
-            answer = await cdp.send(
-                "Runtime.evaluate", {"expression": expr, "contextId": ours[0]["id"], "returnByValue": True}
-            )
-            value = answer.get("result", {}).get("value")
-            return value if isinstance(value, dict) else {"error": str(answer)[:300]}
-        finally:
-            try:
-                await cdp.send("Runtime.disable")
-            finally:
-                await cdp.detach()
-
     # ------------------------------------------------------------------ positive controls
     async def positive_controls(
         self, server_url: str, web_page: Any | None, *, panel: Any | None = None, tag: str = "start"
