@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from server import activity, limits
-from server.errors import UnprocessableContent
+from server.errors import Conflict, UnprocessableContent
 from server.governance.policy import PolicyOwner
 from server.library import queries
 from server.library.chunking import chunk_text
@@ -117,7 +117,8 @@ async def save_page(
     if cache is not None:
         cache.invalidate_url(prov.source_url)
     document = await queries.get_document(store, doc_id, full_text=False)
-    assert document is not None
+    if document is None:  # deleted by another request between the commit and this read
+        raise Conflict("the page was deleted while it was being saved", code="deleted_meanwhile")
     return SaveResult(outcome, document)
 
 

@@ -106,8 +106,13 @@ class Store:
         return list(await self._read_conn().execute_fetchall(sql, _params(params)))
 
     async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
-        async with self._read_conn().execute(sql, _params(params)) as cur:
-            return await cur.fetchone()
+        """The first row, read in one call on the connection's thread (for one-row queries).
+
+        A statement left open across an await would hold the shared reader's snapshot, and a read
+        started meanwhile would miss a commit made in between (tests/store/test_store_reads.py).
+        """
+        rows = await self._read_conn().execute_fetchall(sql, _params(params))
+        return next(iter(rows), None)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
