@@ -86,17 +86,25 @@ _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 def open_fence(markdown: str) -> str | None:
     """The fence (``` or ~~~ run) a Markdown text leaves open at its end, or None."""
-    fence: str | None = None
+    m = _FENCE_LINE.match(open_fence_line(markdown) or "")
+    return m.group(1) if m else None
+
+
+def open_fence_line(markdown: str) -> str | None:
+    """The line that opened the fence a Markdown text leaves open at its end (```python), or
+    None: what reopens a code block continued after a cut."""
+    opened: str | None = None
+    fence = ""
     for line in markdown.split("\n"):
         m = _FENCE_LINE.match(line)
         if not m:
             continue
         run = m.group(1)
-        if fence is None:
-            fence = run
+        if opened is None:
+            opened, fence = line, run
         elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip():
-            fence = None
-    return fence
+            opened = None
+    return opened
 
 
 def cap_markdown(markdown: str, limit: int) -> str:

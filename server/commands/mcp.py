@@ -93,12 +93,15 @@ class Tools:
             lines.append("Nothing is remembered about this page or its site.")
         return cut("\n".join(lines))
 
-    def get_conversation(self, url: str, start: int = 0) -> str:
+    def get_conversation(self, url: str, start: int = 0, offset: int = 0) -> str:
         """The server's one conversation renderer (title, site, url, dates, each turn's role,
-        date and Markdown, which version is shown), one page of it from turn `start`; a long
-        chat ends with how to continue, never cut silently."""
+        date and Markdown, which version is shown), one page of it from turn `start` (and
+        `offset` characters into it); a long chat or a long turn ends with how to continue,
+        never cut silently."""
         try:
-            status, body = self.client.get("/api/conversations/markdown", url=url, start=start, max_chars=ANSWER_CHARS)
+            status, body = self.client.get(
+                "/api/conversations/markdown", url=url, start=start, offset=offset, max_chars=ANSWER_CHARS
+            )
         except ServerUnavailable as err:
             raise ToolFailed(str(err)) from None
         if status == 404:
@@ -106,13 +109,17 @@ class Tools:
         if status != 200:
             raise ToolFailed(error_message(status, body))
         text = str(body.get("markdown", ""))
-        if body.get("next") is not None:
+        nxt, cut, total = body.get("next"), body.get("offset"), body["turns"]
+        again = f"call get_conversation with url={body.get('url', url)!r} and start={nxt}"
+        if nxt is not None and cut is not None:
             text += (
-                f"\n[page: turns {start + 1}-{body['next']} of {body['turns']}; call get_conversation with "
-                f"url={body.get('url', url)!r} and start={body['next']} for the rest]\n"
+                f"\n[page: turns {start + 1}-{nxt + 1} of {total}, turn {nxt + 1} continues; "
+                f"{again.removesuffix(f' and start={nxt}')}, start={nxt} and offset={cut} for the rest]\n"
             )
-        elif start:
-            text += f"\n[page: turns {start + 1}-{body['turns']} of {body['turns']}; the end]\n"
+        elif nxt is not None:
+            text += f"\n[page: turns {start + 1}-{nxt} of {total}; {again} for the rest]\n"
+        elif start or offset:
+            text += f"\n[page: turns {start + 1}-{total} of {total}; the end]\n"
         return text
 
     def get_document(self, id: int) -> str:  # noqa: A002 - the tool's argument is called id
@@ -191,10 +198,14 @@ def build_server(client: Client, *, allow_writes: bool) -> Any:
         start: Annotated[
             int, Field(ge=0, le=1_000_000, description="the turn to start from (0: the beginning), for the next page")
         ] = 0,
+        offset: Annotated[
+            int,
+            Field(ge=0, le=1_000_000, description="characters into turn `start` (a long turn's next page says it)"),
+        ] = 0,
     ) -> str:
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(run, tools.get_conversation, url, start)
+        return await anyio.to_thread.run_sync(run, tools.get_conversation, url, start, offset)
 
     async def get_document(
         id: Annotated[int, Field(ge=1, description="the document id, as search_memory shows it (`id N`)")],  # noqa: A002

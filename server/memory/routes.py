@@ -142,7 +142,7 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
 @api.route(
     "GET",
     "/api/conversations/markdown",
-    summary="A page's conversation as the export's Markdown file (start/max_chars: one page of it)",
+    summary="A page's conversation as the export's Markdown file (start/offset/max_chars: one page of it)",
     query={
         "type": "object",
         "properties": {
@@ -150,6 +150,7 @@ async def get_conversations(request: web.Request, body: dict[str, Any], query: d
             "site": {"type": "string", "maxLength": 100},
             "start": {"type": "integer", "minimum": 0, "maximum": captures.MAX_TURNS * 1000},
             "max_chars": {"type": "integer", "minimum": 1000, "maximum": 10_000_000},
+            "offset": {"type": "integer", "minimum": 0, "maximum": limits.MARKDOWN_CHARS * 2},
         },
         "required": ["url"],
     },
@@ -161,7 +162,7 @@ async def get_conversation_markdown(
     item = await threads.conversation_item(request.app[appkeys.STORE], query["url"], query.get("site"))
     if item is None:
         raise NotFound("no conversation is stored for this page")
-    out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"))
+    out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"), query.get("offset", 0))
     return {"url": item["url"], "title": item["title"], "site": item["site"], **out}
 
 

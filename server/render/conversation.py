@@ -23,7 +23,7 @@ from typing import Any
 from server import ages
 from server.dataio.slugs import file_name, safe_component, stable_id
 from server.memory.versions import number
-from server.textcaps import cap_markdown, open_fence
+from server.textcaps import open_fence, open_fence_line, safe_boundary
 from server.urls import host_of
 
 WHO = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
@@ -80,10 +80,12 @@ def render(item: dict[str, Any]) -> str:
     return str(page(item)["markdown"])
 
 
-def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None) -> dict[str, Any]:
+def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None, offset: int = 0) -> dict[str, Any]:
     """The file, or with `max_chars` one page of it: the front matter and title always, then the
-    turns shown from index `start` while they fit (at least one; a turn longer than the page is
-    cut by cap_markdown, its fence closed). `next` is the index to continue from (None: done)."""
+    turns shown from index `start` while they fit (at least part of one). A turn longer than
+    the page is never cut silently: the page holds its first part (a code block cut is closed)
+    and `next`/`offset` say where it continues (`offset`: characters into that turn's
+    Markdown; its next page reopens the code block and says "continued"). `next` None: done."""
     shown = shown_turns(item)
     site = item["site"] or host_of(item["url"])
     first = shown[0]["row"] if shown else None
@@ -107,12 +109,18 @@ def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None) -> 
     title = " ".join((item["title"] or item["url"]).split())
     text = head + "\n" + f"# {title}\n"
     n = max(0, start)
+    cut_at: int | None = None
     while n < len(shown):
-        block = f"\n{heading(shown[n])}\n\n{turn_body(shown[n]['row'])}\n"
+        body = turn_body(shown[n]["row"])
+        skip = min(max(0, offset), len(body)) if n == start else 0
+        top = f"\n{heading(shown[n])}{' · continued' if skip else ''}\n\n"
+        block = top + _part(body, skip, len(body)) + "\n"
         if max_chars is not None and len(text) + len(block) > max_chars:
             if n > start:
                 break
-            block = cap_markdown(block, max(200, max_chars - len(text))) + "\n"
+            cut_at = _cut_point(body, skip, max(200, max_chars - len(text) - len(top) - 2 * _fence_room(body)))
+            text += top + _part(body, skip, cut_at) + "\n"
+            break
         text += block
         n += 1
     return {
@@ -122,7 +130,37 @@ def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None) -> 
         "turns": len(shown),
         "start": start,
         "next": n if n < len(shown) else None,
+        "offset": cut_at,
     }
+
+
+def _part(body: str, begin: int, end: int) -> str:
+    """body[begin:end] as Markdown that stands alone: a code block it starts inside is reopened
+    with its opening line, one it leaves open is closed."""
+    part = body[begin:end]
+    opener = open_fence_line(body[:begin]) if begin else None
+    if opener is not None:
+        part = opener + "\n" + part
+    fence = open_fence(part)
+    return part + ("" if part.endswith("\n") else "\n") + fence if fence else part
+
+
+def _fence_room(body: str) -> int:
+    """Room kept for reopening and closing a code block around a cut (its longest fence line)."""
+    return max((len(line) + 1 for line in body.split("\n") if line.lstrip().startswith(("```", "~~~"))), default=0)
+
+
+def _cut_point(body: str, begin: int, room: int) -> int:
+    """Where a part of `body` from `begin` ends within `room` characters: after the last line
+    break in its second half, else the last space, else a grapheme boundary; always past begin."""
+    limit = begin + room
+    if limit >= len(body):
+        return len(body)
+    for sep in ("\n", " "):
+        at = body.rfind(sep, begin + room // 2, limit)
+        if at > begin:
+            return at + 1
+    return max(begin + 1, safe_boundary(body, limit))
 
 
 def conversation(item: dict[str, Any]) -> tuple[str, str]:

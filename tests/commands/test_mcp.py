@@ -5,6 +5,7 @@ tools are listed and called; what they answer is checked against what was stored
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 import sys
@@ -14,8 +15,10 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.stdio import get_default_environment
 
 from server.resultformat import ANSWER_CHARS
+from server.textcaps import open_fence
 from testkit.server_process import REPO, ServerProcess, free_port
 
 WHEREFROM = Path(sys.executable).parent / "wherefrom"  # the installed console script, as a host runs it
@@ -38,6 +41,9 @@ async def agent(port: int, data_dir: Path, *extra: str) -> AsyncIterator[ClientS
         command=str(WHEREFROM),
         args=["mcp", "--port", str(port), "--data-dir", str(data_dir), *extra],
         cwd=REPO,
+        # the SDK passes only a few variables; PYTHONPATH too, so a worktree's checkout is the
+        # code the console script runs (the editable install points at the main checkout)
+        env={**get_default_environment(), **({"PYTHONPATH": str(REPO)} if os.environ.get("PYTHONPATH") else {})},
     )
     with (data_dir.parent / "mcp-stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -216,6 +222,37 @@ async def test_a_long_conversation_comes_in_pages_that_say_how_to_continue(serve
             start = int(more.group(1))
     assert seen == list(range(60))  # every turn once, in order, over several pages
     assert start > 0
+
+
+async def test_a_turn_longer_than_a_page_continues_on_the_next_page(server: ServerProcess) -> None:
+    """A single turn over 20,000 characters (a pasted document, 75,000 here, with a code block
+    across the page cuts) is never cut silently: the pages carry all of it, in order, each page
+    closing the fence it cut and the next reopening it, and say where to continue."""
+    words = [f"w{k:05d}" for k in range(8000)]
+    code = "```python\n" + "\n".join(f"x_{k} = {k}" for k in range(1500)) + "\n```"
+    text = " ".join(words[:4000]) + "\n\n" + code + "\n\n" + " ".join(words[4000:]) + " THE-END"
+    url = "https://claude.ai/chat/pasted-document"
+    turns = [{"role": "user", "text": text, "markdown": text}, {"role": "assistant", "text": "A list of words."}]
+    store(server, "/api/captures", {"url": url, "title": "Pasted", "site": "claude", "turns": turns}, expect=200)
+    pages: list[str] = []
+    args: dict[str, int] = {}
+    async with agent(server.port, server.data_dir) as session:
+        for _ in range(20):
+            error, page = await call(session, "get_conversation", url=url, **args)
+            assert not error and len(page) <= ANSWER_CHARS + 400, len(page)
+            pages.append(page)
+            more = re.search(r"start=(\d+)(?: and offset=(\d+))? for the rest\]$", page.rstrip())
+            if more is None:
+                break
+            args = {"start": int(more.group(1)), **({"offset": int(more.group(2))} if more.group(2) else {})}
+    assert len(pages) >= 4
+    joined = "\n".join(pages)
+    assert re.findall(r"\bw\d{5}\b", joined) == words  # every word once, in order
+    assert re.findall(r"^x_(\d+) = ", joined, re.M) == [str(k) for k in range(1500)]
+    assert "THE-END" in joined and "A list of words." in pages[-1]
+    for page in pages:  # each page's code blocks are whole: what it opens it closes
+        assert open_fence(page) is None, page[-300:]
+    assert sum("```python" in page for page in pages) >= 2  # the block cut is reopened on the next page
 
 
 async def test_a_forgotten_hosts_items_never_come_back(server: ServerProcess) -> None:
