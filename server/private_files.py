@@ -182,6 +182,17 @@ def safe_read(root: SafeDir, rel_path: str) -> bytes | None:
     return _at(root, rel_path, lambda folder, name: folder.read(name))
 
 
+def safe_unlink(root: SafeDir, rel_path: str) -> None:
+    """Remove the file `rel_path` under `root` (a missing one is fine), never through a link."""
+
+    def unlink(folder: SafeDir, name: str) -> None:
+        _plain_name(name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=folder.fd)
+
+    _at(root, rel_path, unlink)
+
+
 def _at(root: SafeDir, rel_path: str, act: Callable[[SafeDir, str], T]) -> T:
     *folders, name = rel_path.split("/")
     current = root

@@ -20,12 +20,13 @@ files 0600 and folders 0700, each file written whole to a temp file and renamed.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from server.private_files import SafeDir, UnsafePath, safe_read, safe_replace, safe_write
+from server.private_files import SafeDir, UnsafePath, safe_read, safe_replace, safe_unlink, safe_write
 
 MANIFEST = ".wherefrom-export.json"
 BESIDE = ".wherefrom-new"
@@ -111,6 +112,10 @@ class ExportDir:
         prev = self._files.get(identity)
         recorded = prev["sha256"] if prev is not None and prev["path"] == rel_path else None
         current = self._hash_of(rel_path)
+        if current is not None and current == new:  # the same bytes are there: left as they are
+            safe_unlink(self.root, written)
+            self._files[identity] = {"path": rel_path, "sha256": new}
+            return "unchanged"
         if current is None or current in (recorded, new):
             safe_replace(self.root, written, rel_path)
             self.written += 1
@@ -123,7 +128,10 @@ class ExportDir:
         return "beside"
 
     def save(self) -> None:
-        body = json.dumps({"version": 1, "files": dict(sorted(self._files.items()))}, ensure_ascii=False, indent=0)
+        """The manifest, with when this export ran (the exported files hold no time of their own)."""
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        manifest = {"version": 1, "exported_at": now, "files": dict(sorted(self._files.items()))}
+        body = json.dumps(manifest, ensure_ascii=False, indent=0)
         self.root.write(MANIFEST, (body + "\n").encode("utf-8"))
 
     def close(self) -> None:

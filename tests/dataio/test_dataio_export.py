@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from server.settings import Settings
 from tests.conftest import Api, free_port, running_api
@@ -96,10 +95,6 @@ async def seed(api: Api, tmp_path: Path, settings: Settings) -> None:
     assert status == 200
 
 
-def without_stamp(doc: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in doc.items() if k != "exported_at"}
-
-
 async def test_json_export_round_trips_losslessly_through_import(api: Api, settings: Settings, tmp_path: Path) -> None:
     await seed(api, tmp_path, settings)
     code, out, err = await wherefrom(settings, "export", str(tmp_path / "a"), "--format", "json")
@@ -109,6 +104,12 @@ async def test_json_export_round_trips_losslessly_through_import(api: Api, setti
     assert "forgotten-secret-9932" not in raw and "offlater-secret-7781" not in raw
     assert "left out (site off): 1 items from offlater.example" in out, out
     assert (len(first["conversations"]), len(first["facts"]), len(first["documents"])) == (4, 3, 1)
+    # exported again into the same folder with nothing changed: nothing rewritten
+    before = (tmp_path / "a" / "wherefrom.json").stat().st_mtime_ns
+    code, out, err = await wherefrom(settings, "export", str(tmp_path / "a"), "--format", "json")
+    assert code == 0 and "; 0 files written" in out, (out, err)
+    assert (tmp_path / "a" / "wherefrom.json").stat().st_mtime_ns == before
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".wherefrom-export.json", "wherefrom.json"]
     # progress on stderr: each kind against the total the server announced (plain lines, not a terminal)
     for line in (
         "exporting conversations: 4/4 items",
@@ -123,8 +124,9 @@ async def test_json_export_round_trips_losslessly_through_import(api: Api, setti
         assert code == 0, err
         code, out, err = await wherefrom(other, "export", str(tmp_path / "b"), "--format", "json")
         assert code == 0, err
-        second = json.loads((tmp_path / "b" / "wherefrom.json").read_text("utf-8"))
-        assert without_stamp(second) == without_stamp(first)
+        # the same file, byte for byte: no export time inside it (the folder's manifest keeps that)
+        assert (tmp_path / "b" / "wherefrom.json").read_bytes() == raw.encode("utf-8")
+        assert "exported_at" in json.loads((tmp_path / "b" / ".wherefrom-export.json").read_text("utf-8"))
         # and importing it again adds nothing
         code, out, err = await wherefrom(other, "import-chats", str(tmp_path / "a" / "wherefrom.json"))
         assert "0 added" in out and "notes and clips: 0 added, 3 already there" in out and "documents: 0 added" in out
