@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from server.commands.client import Client, ServerUnavailable, error_message
+from server.dataio.markdown import without_title
 from server.resultformat import ANSWER_CHARS, cut, item_line, results_text
 
 NAME = "wherefrom"
@@ -136,7 +137,8 @@ class Tools:
         for key in ("author", "published", "sitename", "language"):
             if doc.get(key):
                 meta.append(f"{key}: {doc[key]}")
-        return cut("\n".join(meta) + "\n\n" + str(doc.get("markdown") or doc.get("text", "")))
+        body = without_title(str(doc.get("markdown") or doc.get("text", "")), doc.get("title"))
+        return cut("\n".join(meta) + "\n\n" + body)
 
     def add_note(self, url: str, text: str) -> str:
         try:

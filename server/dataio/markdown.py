@@ -5,6 +5,7 @@ matter (url, site, title, kind, dates). Pure functions: an item
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from server import ages
@@ -67,7 +68,23 @@ def document(item: dict[str, Any]) -> tuple[str, str]:
             "canonical_url": item.get("canonical_url"),
         }
     )
+    body = without_title(item.get("markdown") or item["text"], item["title"])
     return (
         f"library/{safe_component(host)}/{file_name(item['title'], item['url'])}",
-        head + "\n" + f"# {item['title'] or item['url']}\n\n{(item.get('markdown') or item['text']).rstrip()}\n",
+        head + "\n" + f"# {item['title'] or item['url']}\n\n{body}\n",
     )
+
+
+def without_title(markdown: str, title: str | None) -> str:
+    """A saved page's Markdown under a title heading of its own: the page's first heading (# or
+    ##) dropped when it is that title (as the panel's reader does), so the title is said once."""
+    body = markdown.strip()
+    first, _, rest = body.partition("\n")
+    heading = re.match(r"#{1,2}\s+(.*?)\s*#*$", first)
+    if heading and title and _norm(heading.group(1)) == _norm(title):
+        return rest.strip()
+    return body
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()

@@ -166,6 +166,20 @@ async def test_each_tool_answers_what_was_stored_with_provenance(server: ServerP
         assert error and "no such document" in text
 
 
+async def test_get_document_says_the_title_once(server: ServerProcess) -> None:
+    """The page's Markdown opens with its own heading, the title; the answer's title line is not
+    followed by the same heading again."""
+    text = "A field guide to quince varieties and their care, season by season. " * 20
+    html = f"<html><body><article><h1>Quince guide</h1><p>{text}</p><h2>Pruning</h2><p>{text}</p></article></body>"
+    doc = store(
+        server, "/api/library/add_text", {"url": "https://guide.example/q", "title": "Quince guide", "html": html}
+    )
+    async with agent(server.port, server.data_dir) as session:
+        error, answer = await call(session, "get_document", id=doc["document"]["id"])
+    assert not error and answer.startswith("# Quince guide\n"), answer[:300]
+    assert answer.count("# Quince guide\n") == 1 and "\n## Pruning\n" in answer, answer[:600]
+
+
 async def test_add_note_writes_through_the_server_and_is_refused_for_an_off_site(server: ServerProcess) -> None:
     assert server.call("PUT", "/api/site-mode", {"host": "private.example", "mode": "off"})[0] == 200
     async with agent(server.port, server.data_dir, "--allow-writes") as session:

@@ -189,3 +189,22 @@ async def test_markdown_files_have_front_matter_and_are_stable(api: Api, setting
     await api.post("/api/notes", {"url": "https://quince.example/orchards", "title": "Orchards", "text": "Third"})
     code, out, err = await wherefrom(settings, "export", str(target))
     assert "1 files written" in out, out
+
+
+async def test_a_documents_file_says_its_title_once(api: Api, settings: Settings, tmp_path: Path) -> None:
+    """A saved page's Markdown usually opens with the page's own heading, the title: the file's
+    title heading is not followed by the same heading again (a heading that differs is kept)."""
+    html = (
+        "<html><head><title>Quince cultivation</title></head><body><article><h1>Quince cultivation</h1>"
+        f"<p>{ARTICLE}</p><h2>Pruning</h2><p>{ARTICLE}</p></article></body></html>"
+    )
+    for url, title in (("https://quince.example/same", "Quince cultivation"), ("https://quince.example/other", "Q")):
+        status, _ = await api.post("/api/library/add_text", {"url": url, "title": title, "html": html})
+        assert status == 201
+    code, out, err = await wherefrom(settings, "export", str(tmp_path / "md"))
+    assert code == 0, err
+    same = next((tmp_path / "md").glob("library/quince.example/quince-cultivation-*.md")).read_text("utf-8")
+    assert same.count("# Quince cultivation\n") == 1 and "\n## Pruning\n" in same, same[:400]
+    assert same.split("---\n", 2)[2].startswith("\n# Quince cultivation\n\nA long article")
+    other = next((tmp_path / "md").glob("library/quince.example/q-*.md")).read_text("utf-8")
+    assert "\n# Q\n\n# Quince cultivation\n" in other  # the page's own heading, not the title: kept
