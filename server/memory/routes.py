@@ -163,7 +163,7 @@ async def get_conversation_markdown(
     if item is None:
         raise NotFound("no conversation is stored for this page")
     out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"), query.get("offset", 0))
-    return {"url": item["url"], "title": item["title"], "site": item["site"], **out}
+    return {"url": item["url"], "title": render_conversation.title_of(item), "site": item["site"], **out}
 
 
 @api.route(

@@ -22,6 +22,7 @@ from typing import Any
 
 from server import ages
 from server.dataio.slugs import file_name, safe_component, stable_id
+from server.dataio.titles import untitled_title
 from server.memory.versions import number
 from server.textcaps import open_fence, open_fence_line, safe_boundary
 from server.urls import host_of
@@ -37,7 +38,18 @@ def identity(item: dict[str, Any]) -> str:
 def path(item: dict[str, Any]) -> str:
     """conversations/<site>/<title slug>-<stable id>.md"""
     site = item["site"] or host_of(item["url"])
-    return f"conversations/{safe_component(site)}/{file_name(item['title'], identity(item))}"
+    return f"conversations/{safe_component(site)}/{file_name(title_of(item), identity(item))}"
+
+
+def title_of(item: dict[str, Any]) -> str:
+    """The title shown: the stored one, or for a chat without one (no title, a placeholder such as
+    "New chat", or the site's own name, the tab's title before the site named the chat) its first
+    question, by the import's rule (server.dataio.titles); "" when it has neither."""
+    title = item["title"] or ""
+    site = item["site"] or host_of(item["url"]).split(".")[0]
+    placeholder = title.strip().casefold() in (site.casefold(), host_of(item["url"]).casefold())
+    rows = [t for t in item["turns"] if t.get("shown", True)]
+    return untitled_title("" if placeholder else title, rows)
 
 
 def front_matter(fields: dict[str, Any]) -> str:
@@ -93,7 +105,7 @@ def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None, off
     others = len(item["turns"]) - len(shown)
     head = front_matter(
         {
-            "title": item["title"] or item["url"],
+            "title": title_of(item) or item["url"],
             "source": item["url"],
             "site": site,
             "id": stable_id(identity(item)),
@@ -106,7 +118,7 @@ def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None, off
             "tags": ["wherefrom", "conversation", safe_component(site)],
         }
     )
-    title = " ".join((item["title"] or item["url"]).split())
+    title = " ".join((title_of(item) or item["url"]).split())
     text = head + "\n" + f"# {title}\n"
     n = max(0, start)
     cut_at: int | None = None

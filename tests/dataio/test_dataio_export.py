@@ -208,3 +208,26 @@ async def test_a_documents_file_says_its_title_once(api: Api, settings: Settings
     assert same.split("---\n", 2)[2].startswith("\n# Quince cultivation\n\nA long article")
     other = next((tmp_path / "md").glob("library/quince.example/q-*.md")).read_text("utf-8")
     assert "\n# Q\n\n# Quince cultivation\n" in other  # the page's own heading, not the title: kept
+
+
+async def test_a_captured_chat_without_a_title_is_named_by_its_first_question(
+    api: Api, settings: Settings, tmp_path: Path
+) -> None:
+    """A chat captured before the site titled it has no title, or the site's own name as the tab's
+    title ("ChatGPT"): its file, front matter and heading take its first question, as an imported
+    untitled chat does; a chat with a title keeps it."""
+    chats = (
+        ("https://claude.ai/chat/u-1", "claude", "", "Why is the sky blue?"),
+        ("https://chatgpt.com/c/u-2", "chatgpt", "ChatGPT", "Best way to learn Rust?"),
+        ("https://chatgpt.com/c/u-3", "chatgpt", "Rust learning plan", "How do I start with Rust?"),
+    )
+    for url, site, title, question in chats:
+        turns = [{"role": "user", "text": question}, {"role": "assistant", "text": "An answer."}]
+        status, _ = await api.post("/api/captures", {"url": url, "title": title, "site": site, "turns": turns})
+        assert status == 200
+    code, out, err = await wherefrom(settings, "export", str(tmp_path / "md"))
+    assert code == 0, err
+    names = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "md").rglob("*.md"))
+    assert names == ["best-way-to-learn-rust", "rust-learning-plan", "why-is-the-sky-blue"], names
+    sky = next((tmp_path / "md").glob("conversations/claude/why-is-the-sky-blue-*.md")).read_text("utf-8")
+    assert '\ntitle: "Why is the sky blue?"\n' in sky and "\n# Why is the sky blue?\n" in sky
