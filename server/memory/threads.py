@@ -13,6 +13,7 @@ from typing import Any
 from server import ages
 from server.governance.visibility import visible
 from server.memory.versions import number
+from server.render import conversation as render_conversation
 from server.store.db import Store
 from server.urls import normalise_url
 
@@ -100,7 +101,7 @@ async def conversation_turns(
         turns.append(turn)
     return {
         "url": item["url"],
-        "title": item["title"],
+        "title": render_conversation.title_of(item),  # the saved file's (an untitled chat: its question)
         "site": item["site"],
         "source_host": item["source_host"],
         "created": ages.iso(item["created_at"]),

@@ -128,6 +128,20 @@ async def test_a_renamed_conversation_renames_its_turns(api: Api) -> None:
     assert len(body["results"]) == 2
 
 
+async def test_the_panel_names_a_chat_the_site_had_not_titled_by_its_first_question(api: Api) -> None:
+    """The tab's title before ChatGPT names a chat is "ChatGPT": the panel's conversation view
+    shows the first question instead, as the saved file does; a real title arriving later wins."""
+    await api.post(
+        "/api/captures", capture([("user", "Name my  dog\nplease"), ("assistant", "Biscuit")], title="ChatGPT")
+    )
+    _, view = await api.get("/api/conversations", params={"url": CHAT})
+    _, file = await api.get("/api/conversations/markdown", params={"url": CHAT})
+    assert view["title"] == file["title"] == "Name my dog please"
+    await api.post("/api/captures", capture([("user", "Name my  dog\nplease"), ("assistant", "Biscuit")]))
+    _, view = await api.get("/api/conversations", params={"url": CHAT})
+    assert view["title"] == "Dog names"
+
+
 async def test_capture_writes_one_activity_row_per_conversation_while_it_streams(api: Api) -> None:
     await api.post("/api/captures", capture([("user", "q"), ("assistant", "a")]))
     await api.post("/api/captures", capture([("user", "q"), ("assistant", "ab")]))
