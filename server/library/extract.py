@@ -44,6 +44,7 @@ from urllib.parse import urljoin, urlsplit
 from bs4 import BeautifulSoup
 from lxml.html import HtmlElement
 
+from server.library.codelangs import add_code_languages, page_code_languages
 from server.library.links import add_links, page_anchors
 
 with warnings.catch_warnings():
@@ -214,6 +215,7 @@ def extract_html(html: str, url: str, *, markdown: bool = True) -> Extracted:
     if tree is not None:
         meta = page_metadata(tree, url)
         anchors = page_anchors(tree, url) if markdown else []  # before extraction changes the tree
+        languages = page_code_languages(tree) if markdown else {}
         fast = sum(1 for _ in tree.iter()) > FAST_TREE_ELEMENTS
         try:
             doc = trafilatura.bare_extraction(tree, url=url, fast=fast, include_comments=False, include_tables=True)
@@ -224,7 +226,7 @@ def extract_html(html: str, url: str, *, markdown: bool = True) -> Extracted:
         body = getattr(doc, "body", None)
         if markdown and text and body is not None:
             md = page_markdown(body, url)
-            md = add_links(md, anchors, url) if md else md
+            md = add_code_languages(add_links(md, anchors, url), languages) if md else md
     extractor = "trafilatura"
     if not text:
         md = None

@@ -93,3 +93,22 @@ async def test_export_carries_the_markdown_and_import_brings_it_back(api: Api) -
     assert status == 200 and answer["documents"]["saved"] == 1, answer
     _, again = await api.get("/api/export", params={"kind": "documents"})
     assert again["items"] == [item]
+
+
+def test_a_code_blocks_language_is_kept() -> None:
+    """A code block marked with its language (`<code class="language-python">`, highlight.js's
+    `lang-`, on the code or its pre) keeps it on its fence; one without a language stays plain;
+    the search text does not change."""
+    html = HTML.replace(
+        "<blockquote>",
+        '<pre><code class="hljs language-python">def ratio(took, total):\n    return took / total</code></pre>\n'
+        "<p>Run it on the log every autumn to see the season's success rate.</p>\n"
+        '<pre class="lang-sh"><code>wc -l grafts.csv\nsort grafts.csv</code></pre>\n'
+        "<blockquote>",
+    )
+    got = extract_html(html, URL)
+    assert got.markdown is not None
+    assert "```python\ndef ratio(took, total):\n    return took / total\n```" in got.markdown, got.markdown
+    assert "```sh\nwc -l grafts.csv\nsort grafts.csv\n```" in got.markdown, got.markdown
+    assert "```\ndate,tree,method,result\n" in got.markdown  # no language given: a plain fence
+    assert got.text == extract_html(html, URL, markdown=False).text
