@@ -8,8 +8,10 @@
  *     "Copilot said", an aria-label of that form);
  *   - the thread: the nearest container whose rows (element children with text) separate those
  *     signals, one role per row — the repeated sibling containers of a chat; without any signal,
- *     the container of repeated rows holding the most text;
- *   - a row without a signal takes the side the signals leave open (the other one), else its
+ *     the container of repeated rows holding the most text. A text field's box holding little
+ *     else (the composer, its placeholder) is never a row;
+ *   - a row without a signal takes the side the signals leave open (the other one; never a title
+ *     bar, one heading among controls, over a document of the signalled side), else its
  *     body decides: rich text (paragraphs, lists, code, tables, headings) is the assistant's,
  *     plain text aligned to the end (right in a left-to-right page) or plain text is the user's.
  * Each turn's content comes from turntext.js like any layout's, without buttons, menus, form
@@ -51,10 +53,21 @@
     return n;
   }
 
+  // a text field and the little text around it (its placeholder, a model chip) is a composer
+  var EDITABLE = '[contenteditable="true"], [contenteditable=""], textarea:not([readonly]), ' +
+    '[role="textbox"]:not([aria-readonly="true"], [contenteditable="false"], [readonly])';
+  var COMPOSER_TEXT = 60;
+
+  /** @param {Element} el @returns {boolean} is el the box of a text field (the composer), not a message */
+  function composerBox(el) {
+    var n = textLength(el);
+    return n <= COMPOSER_TEXT && !!el.querySelector(EDITABLE);
+  }
+
   /** @param {Element} el @returns {Element[]} the element children a reader sees text in */
   function rows(el) {
     return Array.prototype.filter.call(el.children, function (/** @type {Element} */ c) {
-      return !c.matches(OUTSIDE) && textLength(c) > 0;
+      return !c.matches(OUTSIDE) && textLength(c) > 0 && !composerBox(c);
     });
   }
 
@@ -193,6 +206,13 @@
     return false;
   }
 
+  /** A title bar: controls and one heading, which holds all the row's text. */
+  /** @param {Element} row */
+  function titleBar(row) {
+    var heads = row.querySelectorAll('h1, h2, h3, h4, h5, h6');
+    return heads.length === 1 && textLength(heads[0]) === textLength(row) && !!row.querySelector('button, [role="button"]');
+  }
+
   /**
    * The turns the page's structure shows: [{el, role, text, markdown, id: null, streaming: false}].
    * @param {ParentNode} root @param {WfSite} site @returns {WfMountedTurns}
@@ -232,7 +252,10 @@
       var role;
       if (inside.length) role = inside[0].role;
       else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
-      else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
+      else if (sides === 1 && known) {
+        if (titleBar(row)) return;  // a panel's title over its document is no message of the other side
+        role = known === 'user' ? 'assistant' : 'user';
+      }
       else role = guessed[i];
       picked.push({ el: row, role: role, inside: inside });
     });

@@ -1,0 +1,136 @@
+"""The generic reader's structural rules for what is not message text, on small hand-written pages.
+
+Each page imitates a layout seen on a real chat page (named in the test's docstring) with every
+class name a meaningless hash, as after a redeploy; the reader is forced (captureMode "generic").
+Each rule has a negative control: the same shape where the text is the message's and stays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from testkit.extractor_kit import chromium as chromium  # noqa: F401  (the fixture)
+from tests.extension.test_generic_reader import read
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def pair(user: str, answer: str, after: str = "") -> str:
+    """A thread of two bare rows: the prompt, then the answer (no attribute names a side)."""
+    return (
+        "<div class='q0'><div class='q1'><div class='q2'>"
+        f"<div class='r0'><div class='u1'>{user}</div></div>"
+        f"<div class='r0'><div class='a1'>{answer}</div>{after}</div>"
+        "</div></div>"
+    )
+
+
+COMPOSER = (
+    "<div class='c0'><div class='c1'><div contenteditable='true' role='textbox'><p><br></p></div>"
+    "<div aria-hidden='true'><div class='c2'>Ask a follow-up</div></div><span class='c3'>Model</span></div></div>"
+)
+ANSWER = "<p>Here is the first paragraph of the answer.</p><ul><li>one point</li><li>another point</li></ul>"
+
+
+async def test_the_composer_is_not_a_row(chromium: Any) -> None:
+    """A text field with its placeholder beside the thread (a Perplexity thread, 2026-02) is the
+    composer: the thread is the prompt and the answer, not the whole page with the composer as a row."""
+    body = "<div class='p0'>" + pair("What is PSP?", ANSWER) + COMPOSER + "</div>"
+    got = await read(chromium, body)
+    assert got["turns"] == [
+        ["user", "What is PSP?"],
+        ["assistant", "Here is the first paragraph of the answer. one point another point"],
+    ]
+
+
+async def test_an_inline_button_inside_a_sentence_is_text(chromium: Any) -> None:
+    """A prompt's link shown as a clickable span (role=button) amid the prompt's text (Perplexity's
+    query, 2026-05) is part of the sentence; a span acting as a button on its own is a control."""
+    user = (
+        "<span class='s1'>Please include a <span role='button' tabindex='0' class='l1'>link to example.org</span>"
+        " and a table.</span><div class='t1'><span role='button' class='x1'>Show more</span></div>"
+    )
+    got = await read(chromium, pair(user, ANSWER))
+    assert got["turns"][0] == ["user", "Please include a link to example.org and a table."]
+
+
+async def test_a_note_under_the_answer_is_not_text(chromium: Any) -> None:
+    """A short line right after the box of a rendered answer ("Prepared using <model>", Perplexity
+    2026-05) is the product's note; a plain message's own short line after plain text stays."""
+    answer = f"<div class='b0'><div class='b1'>{ANSWER}</div></div><div class='n0'>Prepared using Some Model 4.6</div>"
+    got = await read(chromium, pair("Summarise it", answer))
+    assert got["turns"][1] == ["assistant", "Here is the first paragraph of the answer. one point another point"]
+    plain = "<div class='b0'>Thanks, that works now.</div><div class='n0'>See you tomorrow</div>"
+    got = await read(chromium, pair("Summarise it", plain))
+    assert got["turns"][1] == ["assistant", "Thanks, that works now. See you tomorrow"]
+
+
+def editor(lines: list[str], gutter: bool) -> str:
+    numbers = "".join(f"<div><div class='g1'>{i + 1}</div></div>" for i in range(len(lines))) if gutter else ""
+    body = "".join(f"<div class='v1'><span>{line}</span></div>" for line in lines)
+    return (
+        "<pre class='e0'><div class='h0'><div>elixir</div>"
+        "<div class='h1'><span class='ic'>⧉</span></div></div>"
+        "<div class='e1'><div role='code' class='e2'>"
+        "<textarea role='textbox' aria-multiline='true' readonly></textarea>"
+        f"<div class='m0' aria-hidden='true'>{numbers}</div>"
+        f"<div class='e3' aria-hidden='true'>{body}</div></div></div></pre>"
+    )
+
+
+async def test_an_editors_line_numbers_are_not_code(chromium: Any) -> None:
+    """A code block drawn by an editor (Monaco in Qwen, 2026-05): an empty input box, a gutter of
+    line numbers 1..n in a box of its own, then the lines. The code is read, the language label and
+    the gutter are not; lines that are numbers themselves stay code."""
+    answer = "<p>Here you go:</p>" + editor(["# Hello", 'IO.puts("Hi")'], True) + "<p>Done.</p>"
+    got = await read(chromium, pair("Write hello", answer))
+    assert got["turns"][1] == ["assistant", 'Here you go: # Hello IO.puts("Hi") Done.']
+    answer = "<p>It prints:</p>" + editor(["1", "2"], False) + "<p>Done.</p>"
+    got = await read(chromium, pair("Count", answer))
+    assert got["turns"][1] == ["assistant", "It prints: 1 2 Done."]
+
+
+async def test_an_attachment_tile_is_not_text(chromium: Any) -> None:
+    """A file tile above a prompt (ChatGPT, 2026-07): a box whose text starts with the name of the
+    control covering it (aria-label = the file's name) and adds its type. The prompt stays."""
+    tile = (
+        "<div class='f0' role='group' aria-label='report 2026.pdf'><div class='f1'>"
+        "<button type='button' aria-label='report 2026.pdf'></button></div>"
+        "<div class='f2'><div class='f3'>report 2026.pdf</div><div class='f4'>PDF</div></div></div>"
+    )
+    user = tile + "<div class='f5'>Can you read this report?</div>"
+    got = await read(chromium, pair(user, ANSWER))
+    assert got["turns"][0] == ["user", "Can you read this report?"]
+
+
+async def test_a_notice_under_the_action_bar_is_not_text(chromium: Any) -> None:
+    """A product notice after a message's action bar ("To run code, enable …", Claude 2025-11):
+    the bar of controls closes the message; a short line after it is not the answer."""
+    bar = "<div class='k0'><button aria-label='Copy'>⧉</button><button aria-label='Retry'>↻</button></div>"
+    notice = "<div class='w0'><svg></svg><p>To run code, enable code execution in Settings.</p></div>"
+    answer = "<p>" + "The answer explains the whole method in detail. " * 3 + "</p>"
+    got = await read(chromium, pair("How?", answer, bar + notice))
+    assert got["turns"][1] == ["assistant", ("The answer explains the whole method in detail. " * 3).strip()]
+
+
+async def test_a_title_bar_is_no_turn_of_the_other_side(chromium: Any) -> None:
+    """A report panel (Gemini Deep Research, 2026-01): a title bar (a heading and controls) over
+    the report that custom elements name as the model's. The title is no user turn; the report's
+    own first heading, with a colon in it, is the report's text, not a speaker label."""
+    body = (
+        "<div class='d0'><div class='d1'><h2 class='d2'>Research report</h2>"
+        "<button aria-label='Export'>Export</button></div>"
+        "<div class='d3'><model-response class='d4'><h1>Deep Research design: structure and DOM</h1>"
+        "<p>The structure of the report is described here in full.</p><p>A second paragraph.</p>"
+        "</model-response></div></div>"
+    )
+    got = await read(chromium, body)
+    assert got["turns"] == [
+        [
+            "assistant",
+            "Deep Research design: structure and DOM "
+            "The structure of the report is described here in full. A second paragraph.",
+        ]
+    ]
