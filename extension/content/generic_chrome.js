@@ -35,7 +35,7 @@
   // where a code block's code is: a <pre>, an editor's text box, a block <code> outside prose
   var CODE = 'pre, [role="code"], [role="textbox"][aria-multiline="true"], code';
   var HEADER_WORDS = 24;
-  var BESIDE = 40;
+  var BESIDE = 60;
   var NOTE = 60;
   var NOTICE = 120;
   // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")

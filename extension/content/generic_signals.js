@@ -59,8 +59,20 @@
   /** @param {string} who @returns {WfRole} */
   function whoRole(who) { return /^(you|user|me|i)$/i.test(who) ? 'user' : 'assistant'; }
 
-  /** @param {Element} el @returns {WfRole | null} a speaker label's side ("You said" / "X said") */
+  /** @param {Element} el @returns {boolean} does text run beside el in its parent (a word of a sentence)? */
+  function amidText(el) {
+    return [el.previousSibling, el.nextSibling].some(function (n) {
+      return !!n && n.nodeType === 3 && V.normalise(/** @type {Text} */ (n).data) !== '';
+    });
+  }
+
+  /**
+   * A speaker label's side ("You said" / "X said"); a word of a sentence (inside a paragraph or
+   * list item, or with text on either side) names no speaker.
+   * @param {Element} el @returns {WfRole | null}
+   */
   function labelRole(el) {
+    if (el.closest('p, li, td, th, blockquote') || amidText(el)) return null;
     var label = el.getAttribute('aria-label');
     var text = label || (el.children.length ? '' : V.normalise(el.textContent || ''));
     if (text && text.length <= 30) {
