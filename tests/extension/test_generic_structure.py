@@ -175,3 +175,58 @@ async def test_a_share_page_banner_and_a_lone_search_header(chromium: Any) -> No
         ["user", "what about kimi"],
         ["assistant", (long[3:-4] + " It is fast.").replace("  ", " ").strip()],
     ]
+
+
+def exchange(prompt: str, answer: str) -> str:
+    """A row of a search-style thread: the prompt over its answer, in bare boxes."""
+    return (
+        "<div class='e0'><div class='e1'><div class='e2' role='tabpanel' data-state='active'><div class='e3'>"
+        f"<div class='e4'><h1 class='e5'><span>{prompt}</span></h1></div>"
+        f"<div class='e6'>{answer}</div></div></div></div></div>"
+    )
+
+
+async def test_a_thread_of_exchanges(chromium: Any) -> None:
+    """A search-style thread (Perplexity 2026-02, NotebookLM 2026-04): every row holds a prompt over
+    its answer. Each row's two parts are the turns; a row above the exchanges that is none (the
+    notebook's summary, a date) is no turn."""
+    body = (
+        "<div class='t0'>"
+        "<div class='n0'><div class='n1'>"
+        "<p class='n2'>This notebook is about the personal software process.</p></div></div>"
+        "<div class='n3'><span>Today • 14:40</span></div>"
+        + exchange("Answer yes only.", "<div class='a0'><p>Yes.</p></div>")
+        + exchange("Now answer no only.", "<div class='a0'><p>No.</p></div>")
+        + exchange("Show a formula.", "<div class='a0'><p>Here: x = 1.</p><ul><li>one</li></ul></div>")
+        + "</div>"
+    )
+    got = await read(chromium, body)
+    assert got["turns"] == [
+        ["user", "Answer yes only."],
+        ["assistant", "Yes."],
+        ["user", "Now answer no only."],
+        ["assistant", "No."],
+        ["user", "Show a formula."],
+        ["assistant", "Here: x = 1. one"],
+    ]
+
+
+async def test_rows_with_a_stamp_are_no_exchanges(chromium: Any) -> None:
+    """Negative control: rows forking into a message and its time stamp (not consecutive, the
+    other rows without one) are one turn each, alternating from the user."""
+
+    def stamped(text: str, stamp: str) -> str:
+        bar = f"<div class='h7'><span class='q1'>{stamp}</span></div>" if stamp else ""
+        return f"<div class='x9'><div class='k2'><div class='m3'>{text}</div>{bar}</div></div>"
+
+    body = (
+        "<div class='t1'>"
+        + stamped("<p>hey there</p>", "16:49")
+        + stamped("<p>Hi! How can I help?</p>", "")
+        + stamped("<p>tell me a joke</p>", "17:01")
+        + stamped("<p>Why did the chicken cross the road?</p>", "")
+        + "</div>"
+    )
+    got = await read(chromium, body)
+    assert [t[0] for t in got["turns"]] == ["user", "assistant", "user", "assistant"]
+    assert got["turns"][0][1] == "hey there"
