@@ -16,7 +16,10 @@
  *   - a short note right after a rendered answer's prose ("Prepared using <model>");
  *   - an editor's line-number gutter (1..n in a box of its own beside the code's lines);
  *   - a card a control covers (an attachment tile: its text starts with the control's name);
- *   - a short notice after a message's action bar (the bar closes the message).
+ *   - a short notice after a message's action bar (the bar closes the message);
+ *   - citation markers in a sentence (a link reading "3", a chip reading "source +1");
+ *   - a list of sources (three or more entries, each all one link opening elsewhere);
+ *   - a collapsed panel (aria-hidden, drawn with no height or transparent: a closed thinking panel).
  */
 (function () {
   'use strict';
@@ -38,6 +41,10 @@
   var BESIDE = 60;
   var NOTE = 60;
   var NOTICE = 120;
+  var CITE_NUMBER = /^[[(]?-?\s?\d{1,3}[\])]?$/;
+  // a formula's drawing is never a citation ("a+1")
+  var FORMULA = 'math, [aria-hidden="true"]';
+  var CITE_CHIP = /^\S{1,30}\s?\+\d{1,2}$/;
   // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")
   var STAMP = /^[^\s]*\d[\d\s:./\-]*[^\s]*$|^\S+ \d{1,2}$|^\d{1,2} \S+$/;
 
@@ -257,11 +264,64 @@
   }
 
   /**
+   * Citation markers inside a body's sentences: a link whose text is a number ("3", "[3]", "-3"
+   * with its dash hidden) or a chip naming a source with a count ("perplexity +1"), the outermost
+   * element holding just that text.
+   * @param {Element} row @returns {Element[]}
+   */
+  function citations(row) {
+    /** @type {Element[]} */
+    var out = [];
+    var all = row.querySelectorAll(PROSE.split(', ').map(function (p) { return p + ' *'; }).join(', '));
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.matches(PROSE) || out.some(function (o) { return o.contains(el); })) continue;
+      var t = V.normalise(el.textContent || '');
+      var up = el.parentElement;
+      if (!t || !up || V.normalise(up.textContent || '') === t || el.closest(FORMULA) || el.querySelector(FORMULA)) continue;
+      if (CITE_NUMBER.test(t) ? !!el.closest('a[href]') : CITE_CHIP.test(t) && el.children.length > 0) out.push(el.closest('a[href]') || el);
+    }
+    return out;
+  }
+
+  /**
+   * A list of sources: a box of three or more entries outside prose, each entry's text all in one
+   * link opening elsewhere (a domain and a page title), the box holding nothing else.
+   * @param {Element} row @returns {Element[]}
+   */
+  function linkLists(row) {
+    /** @type {Element[]} */
+    var out = [];
+    var all = row.querySelectorAll('*');
+    for (var i = 0; i < all.length; i++) {
+      var box = all[i];
+      if (box.children.length < 3 || box.closest(PROSE) || out.some(function (o) { return o.contains(box); })) continue;
+      var items = Array.prototype.filter.call(box.children, function (/** @type {Element} */ c) { return ownText(c) > 0; });
+      if (items.length >= 3 && items.length === box.children.length && items.every(function (/** @type {Element} */ c) {
+        var links = c.matches('a[href]') ? [c] : c.querySelectorAll('a[href]');
+        return links.length === 1 && links[0].getAttribute('target') === '_blank' && ownText(links[0]) === ownText(c);
+      })) out.push(box);
+    }
+    return out;
+  }
+
+  /**
+   * A collapsed panel (a closed thinking panel, a folded source list): hidden from assistive
+   * technology and drawn with no height or fully transparent, so no reader sees it.
+   * @param {Element} row @returns {Element[]}
+   */
+  function collapsed(row) {
+    return Array.prototype.filter.call(row.querySelectorAll('[aria-hidden="true"]'), function (/** @type {Element} */ el) {
+      return !!V.normalise(el.textContent || '') && (el.getBoundingClientRect().height === 0 || getComputedStyle(el).opacity === '0');
+    });
+  }
+
+  /**
    * Everything in row left out of its message beside the CHROME selector.
    * @param {Element} row @param {Set<Element>} labels the speaker labels found @returns {Element[]}
    */
   function skipped(row, labels) {
-    return codeHeaders(row).concat(actionBars(row, labels), besideBody(row), inlineControls(row), trailingNote(row), lineNumbers(row), controlCards(row), afterActions(row));
+    return codeHeaders(row).concat(actionBars(row, labels), besideBody(row), inlineControls(row), trailingNote(row), lineNumbers(row), controlCards(row), afterActions(row), citations(row), linkLists(row), collapsed(row));
   }
 
   ns.genericChrome = Object.freeze({ CHROME: CHROME, skipped: skipped });

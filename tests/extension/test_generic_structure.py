@@ -230,3 +230,31 @@ async def test_rows_with_a_stamp_are_no_exchanges(chromium: Any) -> None:
     got = await read(chromium, body)
     assert [t[0] for t in got["turns"]] == ["user", "assistant", "user", "assistant"]
     assert got["turns"][0][1] == "hey there"
+
+
+async def test_citations_sources_and_a_collapsed_panel_are_not_text(chromium: Any) -> None:
+    """Inside an answer, by structure alone (DeepSeek 2026-07, Perplexity 2026-02, Gemini Deep
+    Research 2026-01, after a redeploy renamed their classes): citation links reading a number (a
+    dash before it drawn transparent), a chip naming a source with a count, a list of source links,
+    a collapsed thinking panel (aria-hidden, transparent). A number in the sentence and a
+    formula's drawing ending in "+1" stay."""
+    cite = (
+        "<a href='https://example.org/a' target='_blank'><span class='c0'>"
+        "<span style='opacity:0'>-</span><span>1</span></span></a>"
+    )
+    chip = (
+        "<span data-state='closed' class='h0'><span class='h1'><span>example</span>"
+        "<span class='h2'>+1</span></span></span>"
+    )
+    sources = "".join(
+        f"<div class='s1'><a href='https://{d}/' target='_blank'><span>{d}</span><span>Page on {d}</span></a></div>"
+        for d in ("a.example", "b.example", "c.example")
+    )
+    answer = (
+        f"<p>There are 3 models{cite}. They are fast{chip}.</p><p>Second paragraph.</p>"
+        "<p>Sum: <span class='m0'><span aria-hidden='true'><span>x</span><span>+1</span></span></span></p>"
+        f"<div class='s0'>{sources}</div>"
+        "<div class='k0' aria-hidden='true' style='height:0px; opacity:0'><div>Thinking about models</div></div>"
+    )
+    got = await read(chromium, pair("Which models?", answer))
+    assert got["turns"][1] == ["assistant", "There are 3 models. They are fast. Second paragraph. Sum: x+1"]
