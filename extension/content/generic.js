@@ -8,10 +8,13 @@
  *     "Copilot said", an aria-label of that form);
  *   - the thread: the nearest container whose rows (element children with text) separate those
  *     signals, one role per row — the repeated sibling containers of a chat; without any signal,
- *     the container of repeated rows holding the most text;
- *   - a row without a signal takes the side the signals leave open (the other one), else its
+ *     the container of repeated rows holding the most text. A text field's box holding little
+ *     else (the composer, its placeholder) is never a row;
+ *   - a row without a signal takes the side the signals leave open (the other one; never a title
+ *     bar, one heading among controls, over a document of the signalled side), else its
  *     body decides: rich text (paragraphs, lists, code, tables, headings) is the assistant's,
- *     plain text aligned to the end (right in a left-to-right page) or plain text is the user's.
+ *     plain text aligned to the end (right in a left-to-right page) or plain text is the user's;
+ *     a flat row of a shape of its own at either end of the thread is its banner, no turn.
  * Each turn's content comes from turntext.js like any layout's, without buttons, menus, form
  * controls, the site's chrome exclusions (registry `exclude`, data) and the speaker labels.
  * Its captures are marked layout `generic`.
@@ -51,10 +54,21 @@
     return n;
   }
 
+  // a text field and the little text around it (its placeholder, a model chip) is a composer
+  var EDITABLE = '[contenteditable="true"], [contenteditable=""], textarea:not([readonly]), ' +
+    '[role="textbox"]:not([aria-readonly="true"], [contenteditable="false"], [readonly])';
+  var COMPOSER_TEXT = 60;
+
+  /** @param {Element} el @returns {boolean} is el the box of a text field (the composer), not a message */
+  function composerBox(el) {
+    var n = textLength(el);
+    return n <= COMPOSER_TEXT && !!el.querySelector(EDITABLE);
+  }
+
   /** @param {Element} el @returns {Element[]} the element children a reader sees text in */
   function rows(el) {
     return Array.prototype.filter.call(el.children, function (/** @type {Element} */ c) {
-      return !c.matches(OUTSIDE) && textLength(c) > 0;
+      return !c.matches(OUTSIDE) && textLength(c) > 0 && !composerBox(c);
     });
   }
 
@@ -156,29 +170,93 @@
   }
 
   /**
-   * The sides of rows no signal names. When the rows are of two inner shapes, one per side, the
+   * The sides of rows no signal names. When the rows are of two inner shapes, one per side (they
+   * alternate, or each holds two rows or more; not a lone answer with a search header), the
    * shape holding more rich text (or, as rich, the one not opening the thread) is the
    * assistant's; otherwise an end-aligned row is the user's, a rich one the assistant's, and the
    * rest alternate, the thread opening with the user.
-   * @param {Element[]} list @returns {WfRole[]}
+   * @param {Element[]} list @returns {Array<WfRole | null>} null for a banner (no turn)
    */
   function guessRoles(list) {
     var shapes = list.map(function (r) { return deepShape(r, 3); });
-    var kinds = shapes.filter(function (k, i) { return shapes.indexOf(k) === i; });
-    if (kinds.length === 2 && list.length > 2) {
+    banners(list, shapes).forEach(function (i) { shapes[i] = ''; });
+    var kinds = shapes.filter(function (k, i) { return k && shapes.indexOf(k) === i; });
+    var count = kinds.map(function (k) { return shapes.filter(function (x) { return x === k; }).length; });
+    var alternate = shapes.every(function (k, i) { return !k || i === 0 || k !== shapes[i - 1]; });
+    if (kinds.length === 2 && list.length > 2 && (alternate || Math.min(count[0], count[1]) >= 2)) {
       var rich = kinds.map(function (k) {
         return list.filter(function (r, i) { return shapes[i] === k && richText(r); }).length / shapes.filter(function (x) { return x === k; }).length;
       });
       var bot = rich[0] === rich[1] ? kinds.indexOf(shapes[0]) === 0 ? 1 : 0 : rich[0] > rich[1] ? 0 : 1;
-      return shapes.map(function (k) { return k === kinds[bot] ? 'assistant' : 'user'; });
+      return shapes.map(function (k) { return !k ? null : k === kinds[bot] ? 'assistant' : 'user'; });
     }
     /** @type {WfRole | null} */
     var prev = null;
-    return list.map(function (row) {
+    return list.map(function (row, i) {
+      if (!shapes[i]) return null;
       /** @type {WfRole} */
       var role = endAligned(row) ? 'user' : prev === 'user' ? 'assistant' : prev === null ? 'user' : richText(row) ? 'assistant' : 'user';
       prev = role;
       return role;
+    });
+  }
+
+  /** @param {Element} row @returns {Element[]} the parts of a row where it first forks (its boxes with text) */
+  function fork(row) {
+    var x = row;
+    for (var n = 0; n < 40; n++) {
+      var kids = rows(x);
+      if (kids.length !== 1) return kids;
+      x = kids[0];
+    }
+    return [];
+  }
+
+  /**
+   * A thread of exchanges (a search-style chat: each row a prompt over its answer): two or more
+   * consecutive rows of one shape, each forking into two boxes, the first (the prompt) of one
+   * shape in every row, the prompts all different (a speaker label repeats). Then the parts are the turns, the
+   * prompt the user's and the answer the assistant's, and rows that are no exchange (a notebook's
+   * summary, a date) are none. Null when the thread is not one of exchanges.
+   * @param {Element[]} list @returns {Array<{el: Element, role: WfRole}> | null}
+   */
+  function exchanges(list) {
+    var parts = list.map(fork);
+    var pairs = list.map(function (r, i) {
+      var p = parts[i];
+      return p.length === 2 && !BODY_PARTS.test(p[0].localName) && !BODY_PARTS.test(p[1].localName);
+    });
+    var first = pairs.indexOf(true), last = pairs.lastIndexOf(true);
+    if (first < 0 || last === first) return null;
+    var kind = deepShape(list[first], 3);
+    var a = deepShape(parts[first][0], 2);
+    /** @type {string[]} */
+    var prompts = [];
+    for (var i = first; i <= last; i++) {
+      var p = parts[i];
+      if (!pairs[i] || deepShape(list[i], 3) !== kind || deepShape(p[0], 2) !== a) return null;
+      var t = V.normalise(p[0].textContent || '');
+      if (prompts.indexOf(t) >= 0) return null;
+      prompts.push(t);
+    }
+    /** @type {Array<{el: Element, role: WfRole}>} */
+    var out = [];
+    for (var j = first; j <= last; j++) {
+      out.push({ el: parts[j][0], role: 'user' }, { el: parts[j][1], role: 'assistant' });
+    }
+    return out;
+  }
+
+  /**
+   * A thread's banner ("This conversation is generated by AI"): the first or last row, flat (inline
+   * text, no boxes) and of a shape of its own, while every other row holds boxes.
+   * @param {Element[]} list @param {string[]} shapes @returns {number[]} the banners' indexes
+   */
+  function banners(list, shapes) {
+    var flat = shapes.map(function (k) { return k.indexOf('(') < 0; });
+    return [0, list.length - 1].filter(function (i, j, ends) {
+      return list.length > 3 && ends.indexOf(i) === j && flat[i] && shapes.indexOf(shapes[i]) === shapes.lastIndexOf(shapes[i]) &&
+        flat.filter(Boolean).length === 1;
     });
   }
 
@@ -191,6 +269,13 @@
         cs.textAlign === 'right' || cs.marginLeft === 'auto' || cs.float === 'right') return true;
     }
     return false;
+  }
+
+  /** A title bar: controls and one heading, which holds all the row's text. */
+  /** @param {Element} row */
+  function titleBar(row) {
+    var heads = row.querySelectorAll('h1, h2, h3, h4, h5, h6');
+    return heads.length === 1 && textLength(heads[0]) === textLength(row) && !!row.querySelector('button, [role="button"]');
   }
 
   /**
@@ -222,18 +307,23 @@
     var exclude = ns.layouts.excludeFor(site, null) + ', ' + CHROME;
     var sides = sideSet(sigs);
     var known = sigs.length ? sigs[0].role : null;
-    var guessed = sides ? [] : guessRoles(list);
+    var pairs = sigs.length ? null : exchanges(list);
+    var guessed = sides || pairs ? [] : guessRoles(list);
     /** @type {Array<{el: Element, role: WfRole, inside: WfSignal[]}>} */
-    var picked = [];
-    list.forEach(function (row, i) {
+    var picked = pairs ? pairs.map(function (p) { return { el: p.el, role: p.role, inside: [] }; }) : [];
+    if (!pairs) list.forEach(function (row, i) {
       if (labels.has(row)) return;  // a speaker label is not a message
       var inside = sigs.filter(function (s) { return row.contains(s.el) || s.el.contains(row); });
       /** @type {WfRole} */
       var role;
       if (inside.length) role = inside[0].role;
       else if (sides === 2) return;  // both sides are signalled: a row without a signal is chrome (a date divider)
-      else if (sides === 1 && known) role = known === 'user' ? 'assistant' : 'user';
-      else role = guessed[i];
+      else if (sides === 1 && known) {
+        if (titleBar(row)) return;  // a panel's title over its document is no message of the other side
+        role = known === 'user' ? 'assistant' : 'user';
+      }
+      else if (guessed[i]) role = guessed[i];
+      else return;  // a banner over the thread
       picked.push({ el: row, role: role, inside: inside });
     });
     S.speakerLabels(picked).forEach(function (el) { labels.add(el); });

@@ -10,7 +10,16 @@
  *   - a code block's header: the short words (its language, "Copy") before the code, in a box
  *     holding only that one code block;
  *   - a message's action bar: short text (a time stamp) in the nearest box around its controls;
- *   - short lines beside the box holding nearly all of a message (a reasoning time, initials).
+ *   - short lines beside the box holding nearly all of a message (a reasoning time, initials);
+ *   - a span acting as a button on its own (a "Show more" toggle); amid a sentence's text it is
+ *     part of the sentence (a prompt's link drawn as a clickable span);
+ *   - a short note right after a rendered answer's prose ("Prepared using <model>");
+ *   - an editor's line-number gutter (1..n in a box of its own beside the code's lines);
+ *   - a card a control covers (an attachment tile: its text starts with the control's name);
+ *   - a short notice after a message's action bar (the bar closes the message);
+ *   - citation markers in a sentence (a link reading "3", a chip reading "source +1");
+ *   - a list of sources (three or more entries, each all one link opening elsewhere);
+ *   - a collapsed panel (aria-hidden, drawn with no height or transparent: a closed thinking panel).
  */
 (function () {
   'use strict';
@@ -20,7 +29,7 @@
 
   // a column header's sort control holds the header's text; a span acting as a button inside a
   // sentence (a link opening a preview) is part of the sentence
-  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"]:not(p [role="button"], li [role="button"]), a[type="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
+  var CHROME = 'button:not(th button, [role="columnheader"] button), [role="button"]:not(p [role="button"], li [role="button"], span), a[type="button"], [role="toolbar"], [role="menu"], [role="menubar"], [role="tooltip"], ' +
     '[role="navigation"], [role="status"], [role="separator"], nav, aside, header, footer, form, textarea, input, select, ' +
     '[contenteditable="true"], [contenteditable=""], ' +
     'math:has(+ [aria-hidden="true"]), :has(> math):has(+ [aria-hidden="true"]), ' +
@@ -29,7 +38,13 @@
   // where a code block's code is: a <pre>, an editor's text box, a block <code> outside prose
   var CODE = 'pre, [role="code"], [role="textbox"][aria-multiline="true"], code';
   var HEADER_WORDS = 24;
-  var BESIDE = 40;
+  var BESIDE = 60;
+  var NOTE = 60;
+  var NOTICE = 120;
+  var CITE_NUMBER = /^[[(]?-?\s?\d{1,3}[\])]?$/;
+  // a formula's drawing is never a citation ("a+1")
+  var FORMULA = 'math, [aria-hidden="true"]';
+  var CITE_CHIP = /^\S{1,30}\s?\+\d{1,2}$/;
   // a time or date beside a message's controls ("16:49", "Jan 29", "2025/12/16")
   var STAMP = /^[^\s]*\d[\d\s:./\-]*[^\s]*$|^\S+ \d{1,2}$|^\d{1,2} \S+$/;
 
@@ -62,10 +77,39 @@
     return out;
   }
 
+  /**
+   * An editor's line-number gutter in a code block: elements holding only 1, 2, … n in order, in
+   * a box holding nothing else, beside the code's lines (a code block printing numbers holds them
+   * among its lines, not in a box of their own).
+   * @param {Element} row @returns {Element[]}
+   */
+  function lineNumbers(row) {
+    /** @type {Element[]} */
+    var out = [];
+    innermost(row).forEach(function (code) {
+      /** @type {Element[]} */
+      var nums = [];
+      var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+      for (var t = walker.nextNode(); t; t = walker.nextNode()) {
+        var s = V.normalise(t.nodeValue || '');
+        if (/^\d+$/.test(s) && t.parentElement) nums.push(t.parentElement);
+      }
+      if (nums.length < 2 || nums.some(function (n, i) { return V.normalise(n.textContent || '') !== String(i + 1); })) return;
+      var box = nums[0];
+      while (box !== code && !nums.every(function (n) { return box.contains(n); })) box = /** @type {Element} */ (box.parentElement);
+      var digits = nums.reduce(function (k, n) { return k + ownText(n); }, 0);
+      if (box !== code && ownText(box) === digits && ownText(code) > digits) out.push(box);
+    });
+    return out;
+  }
+
   /** @param {Element} el @returns {Element[]} the code holders in el holding no other (the code itself) */
   function innermost(el) {
-    return Array.prototype.filter.call(el.querySelectorAll(CODE), function (/** @type {Element} */ x) {
-      return !x.querySelector(CODE) && !(x.localName === 'code' && x.parentElement && x.parentElement.closest(PROSE));
+    // an editor's empty input box (a textarea under its drawn lines) holds no code
+    var all = Array.prototype.filter.call(el.querySelectorAll(CODE), function (/** @type {Element} */ x) { return !!V.normalise(x.textContent || ''); });
+    return all.filter(function (/** @type {Element} */ x) {
+      return !all.some(function (/** @type {Element} */ y) { return y !== x && x.contains(y); }) &&
+        !(x.localName === 'code' && x.parentElement && x.parentElement.closest(PROSE));
     });
   }
 
@@ -127,11 +171,157 @@
   }
 
   /**
+   * Inline controls (a span acting as a button) that are not part of a sentence: a span with a
+   * button role is a control unless text runs on either side of it in its parent (a prompt's link
+   * shown as a clickable span).
+   * @param {Element} row @returns {Element[]}
+   */
+  function inlineControls(row) {
+    return Array.prototype.filter.call(row.querySelectorAll('span[role="button"]'), function (/** @type {Element} */ el) {
+      return !amidText(el) && !el.closest('p, li');
+    });
+  }
+
+  /** @param {Element} el @returns {boolean} does text of its parent's own run beside el? */
+  function amidText(el) {
+    var sides = [el.previousSibling, el.nextSibling];
+    return sides.some(function (n) { return !!n && n.nodeType === 3 && V.normalise(/** @type {Text} */ (n).data) !== ''; });
+  }
+
+  /**
+   * A note under a rendered answer ("Prepared using <model>", "Prepared by Deep Research"): the
+   * row's last text, short, outside prose, in the largest box holding only it, right after a box
+   * holding the answer's prose (paragraphs, lists, tables). A plain message has no prose before it.
+   * @param {Element} row @returns {Element[]}
+   */
+  function trailingNote(row) {
+    /** @type {Text | null} */
+    var last = null;
+    var walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    for (var t = walker.nextNode(); t; t = walker.nextNode()) {
+      var h = t.parentElement;
+      if (V.normalise(t.nodeValue || '') && h && !h.closest('button, [role="button"], [hidden], script, style, template')) last = /** @type {Text} */ (t);
+    }
+    var leaf = last && last.parentElement;
+    if (!leaf || leaf.closest(PROSE + ', pre, code, math, [aria-hidden="true"]')) return [];
+    var size = ownText(leaf);
+    var box = leaf;
+    while (box.parentElement && box.parentElement !== row && ownText(box.parentElement) === size) box = box.parentElement;
+    var before = box.previousElementSibling;
+    while (before && !ownText(before)) before = before.previousElementSibling;
+    if (size > NOTE || box.querySelector(PROSE + ', pre, math') || !before || !before.querySelector(PROSE)) return [];
+    return [box];
+  }
+
+  /**
+   * A card that is a control (an attachment tile, a link preview): a box whose text starts with
+   * the name of an unlabelled-by-text control inside it (`aria-label` = the file's name) and holds
+   * little more (the file's type). The card is what the control opens, not message text.
+   * @param {Element} row @returns {Element[]}
+   */
+  function controlCards(row) {
+    /** @type {Element[]} */
+    var out = [];
+    var controls = row.querySelectorAll('button[aria-label], [role="button"][aria-label]');
+    for (var i = 0; i < controls.length; i++) {
+      var name = V.normalise(controls[i].getAttribute('aria-label') || '');
+      if (name.length < 3 || ownText(controls[i])) continue;
+      for (var b = controls[i].parentElement; b && b !== row && row.contains(b); b = b.parentElement) {
+        var n = ownText(b);
+        if (!n) continue;
+        if (V.normalise(b.textContent || '').indexOf(name) === 0 && n <= name.length + HEADER_WORDS && out.indexOf(b) < 0) out.push(b);
+        break;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A notice under a message's action bar ("To run code, enable …"): the action bar (the last
+   * box of two or more controls and no text of its own, no code) closes the message; short text
+   * after it, much less than the text before it, is the product's, not the message.
+   * @param {Element} row @returns {Element[]}
+   */
+  function afterActions(row) {
+    var controls = row.querySelectorAll('button, [role="button"]');
+    /** @type {Element | null} */
+    var bar = null;
+    for (var i = controls.length - 1; i >= 0 && !bar; i--) {
+      if (controls[i].closest(PROSE + ', pre')) continue;
+      for (var b = controls[i].parentElement; b && b !== row && row.contains(b); b = b.parentElement) {
+        if (ownText(b) || b.querySelector('pre, code')) break;
+        if (b.querySelectorAll('button, [role="button"]').length >= 2) { bar = b; break; }
+      }
+    }
+    if (!bar) return [];
+    /** @type {Element[]} */
+    var after = [];
+    for (var x = bar; x && x !== row; x = /** @type {Element} */ (x.parentElement)) {
+      for (var sib = x.nextElementSibling; sib; sib = sib.nextElementSibling) if (ownText(sib)) after.push(sib);
+    }
+    var n = after.reduce(function (k, e) { return k + ownText(e); }, 0);
+    return n && n <= NOTICE && n * 2 < ownText(row) - n ? after : [];
+  }
+
+  /**
+   * Citation markers inside a body's sentences: a link whose text is a number ("3", "[3]", "-3"
+   * with its dash hidden) or a chip naming a source with a count ("perplexity +1"), the outermost
+   * element holding just that text.
+   * @param {Element} row @returns {Element[]}
+   */
+  function citations(row) {
+    /** @type {Element[]} */
+    var out = [];
+    var all = row.querySelectorAll(PROSE.split(', ').map(function (p) { return p + ' *'; }).join(', '));
+    for (var i = 0; i < all.length; i++) {
+      var el = all[i];
+      if (el.matches(PROSE) || out.some(function (o) { return o.contains(el); })) continue;
+      var t = V.normalise(el.textContent || '');
+      var up = el.parentElement;
+      if (!t || !up || V.normalise(up.textContent || '') === t || el.closest(FORMULA) || el.querySelector(FORMULA)) continue;
+      if (CITE_NUMBER.test(t) ? !!el.closest('a[href]') : CITE_CHIP.test(t) && el.children.length > 0) out.push(el.closest('a[href]') || el);
+    }
+    return out;
+  }
+
+  /**
+   * A list of sources: a box of three or more entries outside prose, each entry's text all in one
+   * link opening elsewhere (a domain and a page title), the box holding nothing else.
+   * @param {Element} row @returns {Element[]}
+   */
+  function linkLists(row) {
+    /** @type {Element[]} */
+    var out = [];
+    var all = row.querySelectorAll('*');
+    for (var i = 0; i < all.length; i++) {
+      var box = all[i];
+      if (box.children.length < 3 || box.closest(PROSE) || out.some(function (o) { return o.contains(box); })) continue;
+      var items = Array.prototype.filter.call(box.children, function (/** @type {Element} */ c) { return ownText(c) > 0; });
+      if (items.length >= 3 && items.length === box.children.length && items.every(function (/** @type {Element} */ c) {
+        var links = c.matches('a[href]') ? [c] : c.querySelectorAll('a[href]');
+        return links.length === 1 && links[0].getAttribute('target') === '_blank' && ownText(links[0]) === ownText(c);
+      })) out.push(box);
+    }
+    return out;
+  }
+
+  /**
+   * A collapsed panel (a closed thinking panel, a folded source list): hidden from assistive
+   * technology and drawn with no height or fully transparent, so no reader sees it.
+   * @param {Element} row @returns {Element[]}
+   */
+  function collapsed(row) {
+    return Array.prototype.filter.call(row.querySelectorAll('[aria-hidden="true"]'), function (/** @type {Element} */ el) {
+      return !!V.normalise(el.textContent || '') && (el.getBoundingClientRect().height === 0 || getComputedStyle(el).opacity === '0');
+    });
+  }
+
+  /**
    * Everything in row left out of its message beside the CHROME selector.
    * @param {Element} row @param {Set<Element>} labels the speaker labels found @returns {Element[]}
    */
   function skipped(row, labels) {
-    return codeHeaders(row).concat(actionBars(row, labels), besideBody(row));
+    return codeHeaders(row).concat(actionBars(row, labels), besideBody(row), inlineControls(row), trailingNote(row), lineNumbers(row), controlCards(row), afterActions(row), citations(row), linkLists(row), collapsed(row));
   }
 
   ns.genericChrome = Object.freeze({ CHROME: CHROME, skipped: skipped });

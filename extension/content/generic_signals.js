@@ -59,8 +59,20 @@
   /** @param {string} who @returns {WfRole} */
   function whoRole(who) { return /^(you|user|me|i)$/i.test(who) ? 'user' : 'assistant'; }
 
-  /** @param {Element} el @returns {WfRole | null} a speaker label's side ("You said" / "X said") */
+  /** @param {Element} el @returns {boolean} does text run beside el in its parent (a word of a sentence)? */
+  function amidText(el) {
+    return [el.previousSibling, el.nextSibling].some(function (n) {
+      return !!n && n.nodeType === 3 && V.normalise(/** @type {Text} */ (n).data) !== '';
+    });
+  }
+
+  /**
+   * A speaker label's side ("You said" / "X said"); a word of a sentence (inside a paragraph or
+   * list item, or with text on either side) names no speaker.
+   * @param {Element} el @returns {WfRole | null}
+   */
   function labelRole(el) {
+    if (el.closest('p, li, td, th, blockquote') || amidText(el)) return null;
     var label = el.getAttribute('aria-label');
     var text = label || (el.children.length ? '' : V.normalise(el.textContent || ''));
     if (text && text.length <= 30) {
@@ -139,7 +151,7 @@
   /**
    * Speaker labels found by structure in the rows of a thread ([{el: row, role}]): elements that
    * name who speaks and hold none of the message. A heading opening a row and ending in a colon,
-   * or holding "label: the message's start"; the same short opening text in two or more rows of
+   * or holding "label: the message's start" right before the message; the same short opening text in two or more rows of
    * one side while the rows hold more.
    * @param {Array<{el: Element, role: WfRole}>} rows @returns {Set<Element>}
    */
@@ -159,7 +171,7 @@
         var colon = t.search(/[:：]/);
         var rest = colon >= 0 ? t.slice(colon + 1).trim() : '';
         var after = all.slice(all.indexOf(t) + t.length);
-        if (colon >= 0 && colon < 30 && (!rest || after.indexOf(rest.slice(0, 20)) >= 0)) { out.add(head); return; }
+        if (colon >= 0 && colon < 30 && (!rest || after.trim().indexOf(rest.slice(0, 20)) === 0)) { out.add(head); return; }
       }
       if (t.length <= 30 && t.length < all.length) (firsts[r.role + '\u0000' + t] = firsts[r.role + '\u0000' + t] || []).push({ el: first, text: t });
     });
