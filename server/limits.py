@@ -12,6 +12,7 @@ PAGE_TEXT_CHARS = 1_000_000  # "Add this page": the page's text
 TITLE_CHARS = 2_000  # a page title as a client sends it (stored shorter, cut, never refused)
 STORED_TITLE_CHARS = 500  # a title as stored, whoever gave it (a client, a page's <title>, a file)
 STORED_META_CHARS = 300  # a page's author, site name, declared date or language as stored (cut)
+SEARCH_RESULTS = 100  # the most results one search answers (the panel asks 20; `wherefrom search --limit`)
 FORGET_CONFIRM_SECONDS = 8.0  # a forget confirmation's lifetime
 
 

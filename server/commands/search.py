@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from server import limits
 from server.commands.client import Client, CommandError, error_message, fail
 from server.resultformat import for_terminal, json_for_terminal, provenance, results_text
 
@@ -22,9 +23,25 @@ def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) ->
     p = sub.add_parser("search", help="search what is remembered (through the running server)")
     common(p)
     p.add_argument("query", metavar="QUERY", help="words or a sentence")
-    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"most results (1-100, default {DEFAULT_LIMIT})")
+    p.add_argument(
+        "--limit",
+        type=_limit,
+        default=DEFAULT_LIMIT,
+        help=f"most results (1-{limits.SEARCH_RESULTS}, default {DEFAULT_LIMIT})",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON (one object, `results`)")
     p.set_defaults(func=cmd_search)
+
+
+def _limit(text: str) -> int:
+    """--limit as the server takes it, refused here in the option's own words (not the route's)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= limits.SEARCH_RESULTS:
+        raise argparse.ArgumentTypeError(f"{n} is out of range: give 1 to {limits.SEARCH_RESULTS}")
+    return n
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -212,7 +212,7 @@ async def get_page_probe(request: web.Request, body: dict[str, Any], query: dict
         "type": "object",
         "properties": {
             "q": {"type": "string", "minLength": 1, "maxLength": 4_000},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+            "limit": {"type": "integer", "minimum": 1, "maximum": limits.SEARCH_RESULTS},
             "lanes": {"type": "string", "enum": list(ranking.LANES)},
         },
         "required": ["q"],

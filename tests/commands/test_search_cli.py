@@ -107,7 +107,12 @@ async def test_search_exits_1_when_the_server_is_unreachable(api: Api, settings:
     code, out, err = await wherefrom(settings, "search", "tomato", port=free_port())
     assert code == 1 and out == ""
     assert "no server on 127.0.0.1:" in err and "start it with: wherefrom serve" in err
-    code, _, err = await wherefrom(settings, "search", "tomato", "--limit", "500")
-    assert code == 1 and "limit" in err  # the server's refusal, in its words
+    # a limit out of range is refused in the option's words before anything is sent: with no
+    # server on the port, a request would have said "no server"
+    code, out, err = await wherefrom(settings, "search", "tomato", "--limit", "500", port=free_port())
+    assert code == 2 and out == "" and "no server" not in err, err
+    assert "argument --limit: 500 is out of range: give 1 to 100" in err and "query.limit" not in err
+    code, _, err = await wherefrom(settings, "search", "tomato", "--limit", "100")  # control: the top is taken
+    assert code == 0, err
     code, out, _ = await wherefrom(settings, "search", "tomato")  # control: the same command reaches it
     assert code == 0 and out.startswith("No stored item matches")
