@@ -162,7 +162,10 @@ async def get_conversation_markdown(
     item = await threads.conversation_item(request.app[appkeys.STORE], query["url"], query.get("site"))
     if item is None:
         raise NotFound("no conversation is stored for this page")
-    out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"), query.get("offset", 0))
+    try:
+        out = render_conversation.page(item, query.get("start", 0), query.get("max_chars"), query.get("offset", 0))
+    except render_conversation.OffsetPastTurn as err:
+        raise BadRequest(str(err), code="bad_offset") from None
     return {"url": item["url"], "title": render_conversation.title_of(item), "site": item["site"], **out}
 
 

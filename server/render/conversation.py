@@ -92,6 +92,10 @@ def render(item: dict[str, Any]) -> str:
     return str(page(item)["markdown"])
 
 
+class OffsetPastTurn(ValueError):
+    """A page asked to continue a turn past its end (an `offset` no page of it gave)."""
+
+
 def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None, offset: int = 0) -> dict[str, Any]:
     """The file, or with `max_chars` one page of it: the front matter and title always, then the
     turns shown from index `start` while they fit (at least part of one). A turn longer than
@@ -118,6 +122,10 @@ def page(item: dict[str, Any], start: int = 0, max_chars: int | None = None, off
             "tags": ["wherefrom", "conversation", safe_component(site)],
         }
     )
+    if offset > 0 and 0 <= start < len(shown) and offset >= len(turn_body(shown[start]["row"])):
+        raise OffsetPastTurn(
+            f"offset {offset} is past the end of turn {start} ({len(turn_body(shown[start]['row']))} characters)"
+        )
     title = " ".join((title_of(item) or item["url"]).split())
     text = head + "\n" + f"# {title}\n"
     n = max(0, start)

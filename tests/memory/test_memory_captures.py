@@ -142,6 +142,20 @@ async def test_the_panel_names_a_chat_the_site_had_not_titled_by_its_first_quest
     assert view["title"] == "Dog names"
 
 
+async def test_an_offset_past_the_end_of_its_turn_is_refused(api: Api) -> None:
+    """A page continues a turn at `offset`; one past the turn's end is no page of it (it answered
+    an empty "continued" turn)."""
+    await api.post("/api/captures", capture([("user", "Name my dog"), ("assistant", "Biscuit " * 300)]))
+    params = {"url": CHAT, "start": 1, "max_chars": 1000}
+    status, first = await api.get("/api/conversations/markdown", params=params)
+    assert status == 200 and first["next"] == 1 and first["offset"], first  # the reply goes on
+    status, rest = await api.get("/api/conversations/markdown", params={**params, "offset": first["offset"]})
+    assert status == 200 and "continued" in rest["markdown"] and rest["markdown"].rstrip().endswith("Biscuit")
+    status, past = await api.get("/api/conversations/markdown", params={**params, "offset": 2400})
+    assert status == 400 and past["error"]["code"] == "bad_offset", past
+    assert "past the end of turn 1 (2399 characters)" in past["error"]["message"]
+
+
 async def test_capture_writes_one_activity_row_per_conversation_while_it_streams(api: Api) -> None:
     await api.post("/api/captures", capture([("user", "q"), ("assistant", "a")]))
     await api.post("/api/captures", capture([("user", "q"), ("assistant", "ab")]))
