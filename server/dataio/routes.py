@@ -50,7 +50,11 @@ IMPORT_BODY = {
 async def post_import(request: web.Request, body: dict[str, Any], query: dict[str, Any]) -> dict[str, Any]:
     checks.content_checks(body.get("conversations", []), body.get("facts", []), body.get("documents", []), "body")
     app = request.app
-    return await importer.import_batch(app[appkeys.STORE], app[appkeys.PROBE_CACHE], app[appkeys.POLICY], body)
+    app[appkeys.EMBEDDER].defer()  # more batches are coming: their writes before the vectors
+    try:
+        return await importer.import_batch(app[appkeys.STORE], app[appkeys.PROBE_CACHE], app[appkeys.POLICY], body)
+    finally:
+        app[appkeys.EMBEDDER].defer()  # the hold counts from the end of a long batch too
 
 
 @api.route(

@@ -6,6 +6,8 @@ removes them from the queue — only for items whose text is still the text embe
 grew meanwhile keeps its queue row). A store from before the vectors table has every item queued
 by the migration, so the first start builds the vectors in the background, resumably; lexical
 search works meanwhile. Writes wake it (Store.after_commit); it sleeps when the queue is empty.
+While import batches keep arriving it holds back (`defer`: the batches' own writes first, each
+turn searchable by its words at once), and a search that waits for fresh vectors ends the hold.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ log = logging.getLogger("wherefrom")
 BATCH = 256
 LOAD_ROWS = 50_000
 SETTLE_S = 0.5
+HOLD_S = 2.0  # an import batch holds the build back this long (the next batch comes sooner)
 
 _QUEUE_SQL = "SELECT item, id FROM embed_queue ORDER BY item DESC, id LIMIT ?"
 # the embedder reads every queued item, hidden ones too (their vectors are filtered where they
@@ -63,6 +66,8 @@ class Embedder:
         self.written = 0  # commits seen (Store.after_commit)
         self.caught_up = 0  # every commit up to this one is embedded
         self._stepped = asyncio.Event()  # pulsed after each batch
+        self._held_until = 0.0  # time.monotonic() until which the build waits (defer)
+        self._unheld = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def progress(self) -> dict[str, Any]:
@@ -86,6 +91,21 @@ class Embedder:
     @property
     def ready(self) -> bool:
         return self.state in ("building", "ready")
+
+    def defer(self, seconds: float | None = None) -> None:
+        """Hold the build back for `seconds` (HOLD_S) more: an import batch, more are coming."""
+        hold = HOLD_S if seconds is None else seconds
+        self._held_until = max(self._held_until, time.monotonic() + hold)
+
+    def _unhold(self) -> None:
+        self._held_until = 0.0
+        self._unheld.set()
+
+    async def _wait_while_held(self) -> None:
+        while (left := self._held_until - time.monotonic()) > 0:
+            self._unheld.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._unheld.wait(), left)
 
     def _written(self) -> None:
         self.written += 1
@@ -120,6 +140,7 @@ class Embedder:
             self.state = "building" if self.pending else "ready"
             while True:
                 self.wake.clear()
+                await self._wait_while_held()
                 n = await self.step()
                 if n == 0:
                     self.state, self.pending = "ready", 0
@@ -141,6 +162,7 @@ class Embedder:
         note is found by meaning as soon as it is stored; never during a long backfill."""
         if self.state not in ("loading", "ready", "building") or self.pending > BATCH or self.idle.is_set():
             return
+        self._unhold()  # a person is asking: the build goes on now
         target = self.written  # the commits made before this search, not the ones after it
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settle_s
