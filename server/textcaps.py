@@ -90,19 +90,31 @@ def open_fence(markdown: str) -> str | None:
     return m.group(1) if m else None
 
 
+def fence_run(line: str) -> str | None:
+    """The fence a line opens or closes (its ``` or ~~~ run), or None: not a fence line."""
+    m = _FENCE_LINE.match(line)
+    return m.group(1) if m else None
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether `line` closes a code block opened by `fence`: a run of the same character, at
+    least as long, and nothing after it."""
+    run = fence_run(line)
+    return run is not None and run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip()
+
+
 def open_fence_line(markdown: str) -> str | None:
     """The line that opened the fence a Markdown text leaves open at its end (```python), or
     None: what reopens a code block continued after a cut."""
     opened: str | None = None
     fence = ""
     for line in markdown.split("\n"):
-        m = _FENCE_LINE.match(line)
-        if not m:
+        run = fence_run(line)
+        if run is None:
             continue
-        run = m.group(1)
         if opened is None:
             opened, fence = line, run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip():
+        elif closes_fence(line, fence):
             opened = None
     return opened
 

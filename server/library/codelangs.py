@@ -13,9 +13,10 @@ import re
 
 from lxml.html import HtmlElement
 
+from server.textcaps import closes_fence, fence_run
+
 MAX_BLOCKS = 2_000  # more code blocks than this: no languages (a listing, not an article)
 _CLASS_LANG = re.compile(r"(?:^|\s)(?:language|lang)-([A-Za-z0-9_+#.-]{1,30})(?:\s|$)")
-_PLAIN_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*$")
 
 
 def _norm(text: str) -> str:
@@ -48,31 +49,20 @@ def page_code_languages(tree: HtmlElement) -> dict[str, str]:
 
 def add_code_languages(markdown: str, languages: dict[str, str]) -> str:
     """`markdown` with each plain fenced block whose content is a marked block of the page
-    opened with that block's language."""
+    opened with that block's language (fences as server.textcaps reads them)."""
     if not languages:
         return markdown
     lines = markdown.split("\n")
     i = 0
     while i < len(lines):
-        m = _PLAIN_FENCE.match(lines[i])
-        if m is None:
-            if re.match(r"^ {0,3}(`{3,}|~{3,})", lines[i]):  # a fence with an info string: skip its block
-                i = _closing(lines, i, lines[i].lstrip()[:3]) + 1
-                continue
+        fence = fence_run(lines[i])
+        if fence is None:
             i += 1
             continue
-        end = _closing(lines, i, m.group(2))
-        lang = languages.get(_norm("\n".join(lines[i + 1 : end])))
+        end = next((j for j in range(i + 1, len(lines)) if closes_fence(lines[j], fence)), len(lines))
+        plain = not lines[i].strip()[len(fence) :].strip()  # a fence with an info string keeps it
+        lang = languages.get(_norm("\n".join(lines[i + 1 : end]))) if plain else None
         if lang is not None and end < len(lines):
-            lines[i] = f"{m.group(1)}{m.group(2)}{lang}"
+            lines[i] = f"{lines[i].rstrip()}{lang}"
         i = end + 1
     return "\n".join(lines)
-
-
-def _closing(lines: list[str], start: int, fence: str) -> int:
-    """The index of the line closing the fence opened at `start` (len(lines): none)."""
-    for j in range(start + 1, len(lines)):
-        stripped = lines[j].strip()
-        if stripped.startswith(fence[:3]) and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
-            return j
-    return len(lines)
