@@ -111,14 +111,14 @@ class Tools:
             raise ToolFailed(error_message(status, body))
         text = str(body.get("markdown", ""))
         nxt, cut, total = body.get("next"), body.get("offset"), body["turns"]
-        again = f"call get_conversation with url={body.get('url', url)!r} and start={nxt}"
+        again = f"call get_conversation with url={body.get('url', url)!r}"
         if nxt is not None and cut is not None:
             text += (
                 f"\n[page: turns {start + 1}-{nxt + 1} of {total}, turn {nxt + 1} continues; "
-                f"{again.removesuffix(f' and start={nxt}')}, start={nxt} and offset={cut} for the rest]\n"
+                f"{again}, start={nxt} and offset={cut} for the rest]\n"
             )
         elif nxt is not None:
-            text += f"\n[page: turns {start + 1}-{nxt} of {total}; {again} for the rest]\n"
+            text += f"\n[page: turns {start + 1}-{nxt} of {total}; {again} and start={nxt} for the rest]\n"
         elif start or offset:
             text += f"\n[page: turns {start + 1}-{total} of {total}; the end]\n"
         return text
