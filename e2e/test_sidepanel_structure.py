@@ -101,6 +101,9 @@ async def test_the_library_reader_shows_the_pages_structure(browser: Browser, se
         "Methods compared",
         "Record keeping",
     ]
+    # the page's own h1 is the title shown above the reader: said once (fixtures/title-heading-cases.json)
+    assert await panel.locator(f"{reader} h1").count() == 0
+    assert "Grafting walnut trees" in await panel.inner_text("#doc-reader")
     assert await panel.locator(f"{reader} ul > li").count() == 3
     assert await panel.locator(f"{reader} table tbody tr").count() == 2
     assert "2024-04-12,A3,bark,took" in await panel.inner_text(f"{reader} pre code")

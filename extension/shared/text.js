@@ -102,3 +102,19 @@ export function capMarkdown(markdown, limit) {
   if (fence === null) return head;
   return head + (head.endsWith('\n') ? '' : '\n') + fence;
 }
+
+/**
+ * A saved page's Markdown under a title heading of its own: its first heading (# or ##) dropped
+ * when it is that title, so the title is said once. The same rule as server/dataio/markdown.py
+ * without_title, on the shared fixtures/title-heading-cases.json.
+ * @param {string} markdown @param {string | null | undefined} title @returns {string}
+ */
+export function withoutTitle(markdown, title) {
+  const body = markdown.trim();
+  const cut = body.indexOf('\n');
+  const first = cut < 0 ? body : body.slice(0, cut);
+  const heading = /^#{1,2}\s+(.*?)\s*#*$/.exec(first);
+  const norm = (/** @type {string} */ s) => s.split(/\s+/).filter(Boolean).join(' ').toLowerCase();
+  if (heading && title && norm(heading[1]) === norm(title)) return (cut < 0 ? '' : body.slice(cut + 1)).trim();
+  return body;
+}

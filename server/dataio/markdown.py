@@ -77,7 +77,8 @@ def document(item: dict[str, Any]) -> tuple[str, str]:
 
 def without_title(markdown: str, title: str | None) -> str:
     """A saved page's Markdown under a title heading of its own: the page's first heading (# or
-    ##) dropped when it is that title (as the panel's reader does), so the title is said once."""
+    ##) dropped when it is that title, so the title is said once. The panel's reader runs the same
+    rule (extension/shared/text.js withoutTitle) on the shared fixtures/title-heading-cases.json."""
     body = markdown.strip()
     first, _, rest = body.partition("\n")
     heading = re.match(r"#{1,2}\s+(.*?)\s*#*$", first)
@@ -87,4 +88,4 @@ def without_title(markdown: str, title: str | None) -> str:
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return " ".join(text.split()).lower()  # lower(), as JavaScript's toLowerCase

@@ -29,3 +29,12 @@ test('capMarkdown never leaves a fence open', async () => {
   }
   assert.equal(openFence('```\nopen'), '```');
 });
+
+const titled = JSON.parse(readFileSync(new URL('../../fixtures/title-heading-cases.json', import.meta.url), 'utf8'));
+test('there are title-heading cases', () => assert.ok(titled.cases.length >= 10));
+for (const c of titled.cases) {
+  test(`withoutTitle: ${c.name}`, async () => {
+    const { withoutTitle } = await import('../../extension/shared/text.js');
+    assert.equal(withoutTitle(c.markdown, c.title), c.expect);
+  });
+}

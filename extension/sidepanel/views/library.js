@@ -6,6 +6,7 @@
 import { $, el, webUrl } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { P, send } from '../state.js';
+import { withoutTitle } from '../../shared/text.js';
 
 /** @type {{reading: number | null, deleted: Map<number, {title: string, until: number, timer: number}>}} */
 const state = { reading: null, deleted: new Map() };
@@ -105,17 +106,6 @@ async function deleteDocument(d) {
   if (undo) undo.focus();
 }
 
-/**
- * The page's own first heading, when it repeats the title the reader shows above it, is dropped.
- * @param {DocumentFragment} frag @param {string} title
- */
-function withoutTitle(frag, title) {
-  const first = frag.firstElementChild;
-  const norm = (/** @type {string} */ s) => s.replace(/\s+/g, ' ').trim().toLowerCase();
-  if (first && /^H[12]$/.test(first.nodeName) && title && norm(first.textContent || '') === norm(title)) first.remove();
-  return frag;
-}
-
 /** @param {number} id */
 async function renderReader(id) {
   const box = $('doc-reader');
@@ -148,7 +138,7 @@ async function renderReader(id) {
       // the page's structure (the extraction's Markdown) through the same renderer and sanitiser
       // as chat turns; a page saved as text, or before pages kept their structure, shows its text
       typeof d.markdown === 'string' && d.markdown.trim()
-        ? el('div', { class: 'reader-text md' }, [withoutTitle(renderMarkdown(d.markdown), d.title)])
+        ? el('div', { class: 'reader-text md' }, [renderMarkdown(withoutTitle(d.markdown, d.title))])
         : el('div', { class: 'reader-text plain', text: d.text }),
     ]),
   );
