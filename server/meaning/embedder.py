@@ -32,7 +32,11 @@ LOAD_ROWS = 50_000
 SETTLE_S = 0.5
 HOLD_S = 2.0  # an import batch holds the build back this long (the next batch comes sooner)
 
-_QUEUE_SQL = "SELECT item, id FROM embed_queue ORDER BY item DESC, id LIMIT ?"
+# facts first, then chunks, oldest first: each by the queue's primary key (item, id), so a batch
+# reads and deletes its rows without scanning the rest of a long queue (a 1M backfill)
+_QUEUE_SQL = "SELECT id FROM embed_queue WHERE item = ? ORDER BY id LIMIT ?"
+_DEQUEUE_SQL = "DELETE FROM embed_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"
+ITEMS = ("fact", "chunk")
 # the embedder reads every queued item, hidden ones too (their vectors are filtered where they
 # are read, and a forget can be undone); the text is what it embeds
 _FACT_TEXT_SQL = "SELECT f.id, f.title, f.text FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))"
@@ -188,12 +192,15 @@ class Embedder:
     async def step(self) -> int:
         """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""
         seen = self.written
-        queued = await self.store.fetchall(_QUEUE_SQL, (BATCH,))
+        wanted: dict[str, list[int]] = {}
+        for item in ITEMS:
+            room = BATCH - sum(map(len, wanted.values()))
+            wanted[item] = [r[0] for r in await self.store.fetchall(_QUEUE_SQL, (item, room))] if room else []
+        queued = sum(map(len, wanted.values()))
         if not queued:
             self._pulse(seen)
             return 0
         self.state = "building"
-        wanted = {"fact": [r[1] for r in queued if r[0] == "fact"], "chunk": [r[1] for r in queued if r[0] == "chunk"]}
         texts = await self._texts(wanted)
         keys = list(texts)
         m = await asyncio.get_running_loop().run_in_executor(self.executor, model_mod.model)
@@ -208,16 +215,14 @@ class Embedder:
             done = [k for k, _v in fresh] + [
                 (item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now
             ]
-            await conn.execute(
-                "DELETE FROM embed_queue WHERE (item, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))",
-                (_json_pairs(done),),
-            )
+            for item in ITEMS:
+                await conn.execute(_DEQUEUE_SQL, (item, _json_ids([i for kind, i in done if kind == item])))
         self.index.add(*added)
         self.done += len(done)
         self.pending = max(0, self.pending - len(done))
-        if len(queued) < BATCH:  # everything queued when the batch was read is now embedded
+        if queued < BATCH:  # everything queued when the batch was read is now embedded
             self._pulse(seen)
-        return len(queued)
+        return queued
 
     def _pulse(self, seen: int) -> None:
         self.caught_up = max(self.caught_up, seen)
@@ -272,7 +277,3 @@ class Embedder:
 
 def _json_ids(ids: list[int]) -> str:
     return "[" + ",".join(str(int(i)) for i in ids) + "]"
-
-
-def _json_pairs(pairs: list[tuple[str, int]]) -> str:
-    return "[" + ",".join(f'["{item}",{int(i)}]' for item, i in pairs) + "]"
