@@ -1,5 +1,6 @@
 """The in-memory index of the vectors table: every vector's id, item kind, sign bits (32 bytes)
-and partition (~40 MB at 1M vectors). A query scans sign bits by Hamming distance for
+and partition, and a copy of the ids and bits in partition order, so that a query reads each
+partition as one slice (~80 MB at 1M vectors). A query scans sign bits by Hamming distance for
 candidates; the caller reranks them by their int8 vectors, read from SQLite joined back to their
 items (which is where the visibility rule applies). Ids of vectors since deleted stay here until
 the next start; the join drops them.
@@ -31,8 +32,11 @@ Ids = npt.NDArray[np.int64]
 _A = TypeVar("_A", bound=npt.NDArray[Any])
 
 
-def hamming(bits: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
-    out: npt.NDArray[np.int32] = np.bitwise_count(bits ^ query).sum(axis=1, dtype=np.int32)
+def hamming(bits: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint16]:
+    counts = np.bitwise_count(bits ^ query)  # per 64-bit word; adding the columns beats .sum(axis=1)
+    out: npt.NDArray[np.uint16] = counts[:, 0].astype(np.uint16)
+    for word in range(1, WORDS):
+        out += counts[:, word]
     return out
 
 
@@ -45,13 +49,16 @@ class BitIndex:
         self._bits: npt.NDArray[np.uint64] = np.zeros((1024, WORDS), np.uint64)
         self._parts: npt.NDArray[np.int16] = np.zeros(1024, np.int16)
         self.centroids: Vectors | None = None
+        self._assigned = 0  # assign() calls so far
+        self._state: tuple[tuple[int, int, int], str] | None = None  # state() for (n, _assigned, centroids)
         self.train_after = 0  # a training that found too few vectors waits for twice as many
-        # the layout: positions [0, _laid) grouped by kind, then partition (unassigned first):
-        # partition p of kind c is at _order[_offsets[c * _groups + p + 1] : ... + 2]; the
-        # vectors added since (positions _laid and on) are scanned by every query of their kind
+        # the layout: the vectors [0, _laid) copied grouped by kind, then partition (unassigned
+        # first): partition p of kind c is _laid_ids/_laid_bits[_offsets[c * _groups + p + 1] :
+        # ... + 2]; the vectors added since (_laid and on) are scanned by every query of their kind
         self._laid = 0
         self._groups = 1
-        self._order = np.zeros(0, np.int32)
+        self._laid_ids: Ids = np.zeros(0, np.int64)
+        self._laid_bits: npt.NDArray[np.uint64] = np.zeros((0, WORDS), np.uint64)
         self._offsets = np.zeros(len(KINDS) + 1, np.int64)
 
     def __len__(self) -> int:
@@ -96,15 +103,21 @@ class BitIndex:
             pos = np.minimum(pos, max(self._n - 1, 0))
             found = ids_now[pos] == np.asarray(ids, np.int64)
             self._parts[pos[found]] = np.asarray(parts, np.int16)[found]
+            self._assigned += 1
 
     def state(self) -> str:
         """'flat' (no partitions: every query scans all), 'partitioning' (vectors still to
         assign) or 'partitioned'."""
         with self._lock:
-            n, parts, centroids = self._n, self._parts, self.centroids
+            n, parts, centroids, known = self._n, self._parts, self.centroids, self._state
+            key = (n, self._assigned, id(centroids))
         if centroids is None:
             return "flat"
-        return "partitioning" if np.any(parts[:n] == UNASSIGNED) else "partitioned"
+        if known is not None and known[0] == key:
+            return known[1]  # nothing added or assigned since: every search asks (via progress)
+        state = "partitioning" if np.any(parts[:n] == UNASSIGNED) else "partitioned"
+        self._state = (key, state)
+        return state
 
     def unassigned(self, limit: int) -> list[int]:
         """Ids of (up to `limit`) vectors with no partition yet, oldest first."""
@@ -130,48 +143,51 @@ class BitIndex:
             self._relayout()
 
     def _relayout(self) -> None:
-        """Positions [0, n) grouped by kind, then partition (unassigned first)."""
+        """The layout: the vectors [0, n) grouped by kind, then partition (unassigned first),
+        copied in that order (ids and bits), so a query scans each partition as one slice."""
         with self._lock:
             n, centroids = self._n, self.centroids
             parts = self._parts[:n].astype(np.int64)
             kinds = self._kinds[:n].astype(np.int64)
+            ids, bits = self._ids[:n], self._bits[:n]  # rows below n never change
         groups = 1 + (0 if centroids is None else len(centroids))
         parts[parts >= groups - 1] = UNASSIGNED  # of other centroids (or deleted): scanned always
         keys = kinds * groups + parts + 1
-        order = np.argsort(keys, kind="stable").astype(np.int32)
+        order = np.argsort(keys, kind="stable")
         offsets = np.searchsorted(keys[order], np.arange(len(KINDS) * groups + 1)).astype(np.int64)
+        laid_ids, laid_bits = ids[order], bits[order]
         with self._lock:
             if self.centroids is centroids:
-                self._order, self._offsets, self._laid, self._groups = order, offsets, n, groups
+                self._laid_ids, self._laid_bits = laid_ids, laid_bits
+                self._offsets, self._laid, self._groups = offsets, n, groups
 
     def nearest(self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float) -> tuple[Ids, bool]:
         """The ids of (up to) the k vectors of `kind` nearest to the query by Hamming distance
         among the vectors scanned, nearest first, and whether those were all there are (every
         vector of the kind scanned and no more than k of them). `reach`: the share of the kind's
         vectors a partitioned scan covers at least. CPU-bound: call it off the event loop."""
-        positions, everything = self.positions(query, kind, reach)
-        with self._lock:
-            ids, bits = self._ids, self._bits
-        total = len(positions)
+        ids, bits, everything = self.scanned(query, kind, reach)
+        total = len(ids)
         complete = everything and total <= k
         k = min(k, total)
         if k <= 0:
             return np.zeros(0, np.int64), complete
-        dist = hamming(bits[positions], np.frombuffer(query_bits, dtype=np.uint64))
+        dist = hamming(bits, np.frombuffer(query_bits, dtype=np.uint64))
         top = np.argpartition(dist, k - 1)[:k] if k < total else np.arange(total)
         top = top[np.argsort(dist[top], kind="stable")]
-        return ids[positions[top]], complete
+        return ids[top], complete
 
-    def positions(self, query: Vectors, kind: int, reach: float) -> tuple[npt.NDArray[np.int64], bool]:
-        """The positions of the vectors of `kind` a query scans, and whether that is all of them:
-        the partitions nearest to the query until `reach` of the kind's vectors, those not
-        assigned, and those added since the layout."""
+    def scanned(self, query: Vectors, kind: int, reach: float) -> tuple[Ids, npt.NDArray[np.uint64], bool]:
+        """The ids and sign bits of the vectors of `kind` a query scans, and whether that is all
+        of them: the partitions nearest to the query until `reach` of the kind's vectors, those
+        not assigned, and those added since the layout."""
         with self._lock:
-            n, kinds, centroids = self._n, self._kinds, self.centroids
-            order, offsets, laid, groups = self._order, self._offsets, self._laid, self._groups
+            n, kinds, ids, bits, centroids = self._n, self._kinds, self._ids, self._bits, self.centroids
+            laid_ids, laid_bits = self._laid_ids, self._laid_bits
+            offsets, laid, groups = self._offsets, self._laid, self._groups
         first = kind * groups
         block = offsets[first : first + groups + 1]  # the kind's groups: unassigned, then parts
-        laid_pos = order[block[0] : block[-1]]
+        ranges = [(int(block[0]), int(block[-1]))]
         everything = True
         if centroids is not None and groups > 1:
             sizes = np.diff(block)[1:]
@@ -179,12 +195,13 @@ class BitIndex:
             ranked = np.argsort(-(centroids @ query))
             reached = int(np.searchsorted(np.cumsum(sizes[ranked]), want)) + 1
             if reached < len(ranked):
-                pieces = [order[block[0] : block[1]]]
-                pieces += [order[block[p + 1] : block[p + 2]] for p in ranked[:reached].tolist()]
-                laid_pos, everything = np.concatenate(pieces), False
-        tail = np.arange(laid, n, dtype=np.int32)
-        tail = tail[kinds[laid:n] == kind]
-        return np.concatenate([laid_pos, tail]).astype(np.int64), everything
+                ranges = [(int(block[0]), int(block[1]))]
+                ranges += [(int(block[p + 1]), int(block[p + 2])) for p in ranked[:reached].tolist()]
+                everything = False
+        tail = laid + np.flatnonzero(kinds[laid:n] == kind)
+        out_ids = np.concatenate([laid_ids[a:b] for a, b in ranges] + [ids[tail]])
+        out_bits = np.concatenate([laid_bits[a:b] for a, b in ranges] + [bits[tail]])
+        return out_ids, out_bits, everything
 
 
 def _grown(a: _A, cap: int, n: int) -> _A:

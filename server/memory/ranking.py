@@ -114,13 +114,21 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     return answer
 
 
+async def _nothing() -> list[Any]:
+    return []
+
+
 async def search(store: Store, embedder: Embedder | None, q: str, limit: int, lanes: str = "both") -> dict[str, Any]:
     """GET /api/search: both lanes fused (or one, with `lanes`), with snippets of the words."""
-    hits = await words.lexical(store, q, limit) if lanes != "meaning" else []
+    # the two lanes at once: the meaning lane's query vector and bit scan run in threads while
+    # the words lane's statements run on the store's reader
+    hits, meaning = await asyncio.gather(
+        words.lexical(store, q, limit) if lanes != "meaning" else _nothing(),
+        meaning_hits(store, embedder, q, limit) if lanes != "words" else _nothing(),
+    )
     # `words`: the share of the query's distinctive words a hit holds (1.0: all of them; a
     # corrected spelling counts less), from the lexical lane itself
     lexical = [{**h.item, "words": h.strength, "coverage": h.coverage} for h in hits]
-    meaning = await meaning_hits(store, embedder, q, limit) if lanes != "words" else []
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:
         await add_snippets(store, hits[0].match if hits else "", answer["results"])

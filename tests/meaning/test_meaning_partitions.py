@@ -90,10 +90,10 @@ async def test_vectors_are_partitioned_and_a_query_scans_a_few_partitions(api: A
         assert np.dot(centroids[part], v) >= (centroids @ v).max() - 1e-3
     assert embedder.progress()["partitions"] == 64
     query = (await lane.embed_query(PARAPHRASE)).astype(np.float32)
-    positions, everything = embedder.index.positions(query, FACT, lane.FIRST_REACH)
-    assert not everything and len(positions) < 401 / 2  # a few partitions
-    positions, everything = embedder.index.positions(query, FACT, 1.0)
-    assert everything and len(positions) == 401  # control: a full reach is every vector
+    ids, _bits, everything = embedder.index.scanned(query, FACT, lane.FIRST_REACH)
+    assert not everything and len(ids) < 401 / 2  # a few partitions
+    ids, _bits, everything = embedder.index.scanned(query, FACT, 1.0)
+    assert everything and sorted(ids.tolist()) == sorted(parts)  # control: a full reach is every vector
     body = await search(api, CRATE, lanes="meaning", limit=1)  # the item's own words: its vector
     assert [r["id"] for r in body["results"]] == [target]
     new = await note(api, "https://dogs.example/crate2", "a glacier moraine note written after training")
