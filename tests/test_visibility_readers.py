@@ -292,8 +292,10 @@ def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
         "server/library/queries.py:get_document",
         "server/library/queries.py:search_chunks",
         "server/memory/activity_log.py:recent",
-        "server/meaning/lane.py:_FACT_SQL",
-        "server/meaning/lane.py:_CHUNK_SQL",
+        "server/meaning/lane.py:_FACT_CANDIDATES_SQL",
+        "server/meaning/lane.py:_CHUNK_CANDIDATES_SQL",
+        "server/meaning/lane.py:_FACT_ROWS_SQL",
+        "server/meaning/lane.py:_CHUNK_ROWS_SQL",
         "server/dataio/export.py:_facts",
     ):
         assert reader in found, reader
