@@ -10,8 +10,9 @@ The store is generated directly with sqlite3 through the memory writers' own SQL
 (server.memory.facts.INSERT_FACT + fact_row + provenance.stamp), so rows, indexes and FTS
 are shaped as the server writes them. Hosts follow a Zipf-like spread (a few huge sites, a
 long tail), pages per host likewise, 1-12 facts per page; 60% chat turns in conversations,
-25% notes, 15% clips. Targets at 1M (the memory's speed targets): probe p99 <= 2 ms, page-match p99 <= 15 ms,
-prose search p95 <= 30 ms, server RSS <= 150 MB.
+25% notes, 15% clips. Targets at 1M: probe p99 <= 2 ms; page-match p99 <= 5 ms and its p95 30x
+faster than Promnesia's /visits; prose search p95 <= 25 ms; server RSS <= 500 MB (with the
+vectors: search by meaning).
 """
 
 from __future__ import annotations
