@@ -179,7 +179,7 @@ class Embedder:
         while True:
             rows = await self.store.fetchall(_LOAD_SQL, (after, LOAD_ROWS))
             if not rows:
-                return
+                break
             self.index.add(
                 [r[0] for r in rows],
                 [CHUNK if r[1] else FACT for r in rows],

@@ -83,9 +83,14 @@ class BitIndex:
             self._parts[n : n + m] = UNASSIGNED if parts is None else parts
             self._n = n + m  # readers see the new vectors only once they are written
 
-    def set_centroids(self, centroids: Vectors) -> None:
+    def set_centroids(self, centroids: Vectors, unassign: bool = False) -> None:
+        """Partition by these centroids; `unassign`: they are newly trained, so the vectors'
+        partitions (numbers of other centroids) are void until assigned again."""
         with self._lock:
             self.centroids = centroids
+            if unassign:
+                self._parts[: self._n] = UNASSIGNED
+                self._assigned += 1
         self._relayout()
 
     def part_of(self, vectors: Vectors) -> list[int]:

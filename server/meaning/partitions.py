@@ -100,6 +100,8 @@ async def train(store: Store, index: BitIndex, executor: Executor) -> None:
     centroids = await asyncio.get_running_loop().run_in_executor(executor, kmeans, sample, k)
     async with store.transaction() as conn:
         await conn.execute("DELETE FROM vector_partitions WHERE model = ?", (model_mod.NAME,))
+        # a partition number means a centroid of this training only: any earlier one is void
+        await conn.execute("UPDATE vectors SET part = NULL WHERE part IS NOT NULL AND model = ?", (model_mod.NAME,))
         await conn.executemany(_WRITE_CENTROID_SQL, [(model_mod.NAME, p, c.tobytes()) for p, c in enumerate(centroids)])
-    await asyncio.get_running_loop().run_in_executor(executor, index.set_centroids, centroids)
+    await asyncio.get_running_loop().run_in_executor(executor, index.set_centroids, centroids, True)
     log.info("meaning: %d partitions trained on %d vectors in %.1f s", k, len(sample), time.monotonic() - t0)

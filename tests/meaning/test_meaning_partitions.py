@@ -11,6 +11,7 @@ import asyncio
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -153,3 +154,43 @@ async def test_vectors_from_before_the_partitions_are_assigned_resumably(
     centroids, parts, _ = stored_partitions(db)
     assert np.array_equal(centroids, first_centroids)  # not trained again
     assert None not in parts.values() and all(parts[i] == p for i, p in done.items())
+
+
+async def test_a_restart_loads_the_partitions_and_never_trains_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each start used to train new centroids and keep the vectors' numbers from the old ones."""
+    monkeypatch.setattr(partitions, "TRAIN_AT", 200)
+    monkeypatch.setattr(partitions, "ASSIGN_BATCH", 64)
+    db = settings.data_dir / "wherefrom.db"
+    async with running_api(settings) as api:
+        await add_notes(api, 300)
+        target = await note(api, "https://dogs.example/crate", CRATE)
+        await partitioned(api.app[appkeys.EMBEDDER])
+    centroids, parts, _ = stored_partitions(db)
+    assert len(centroids) == 64 and None not in parts.values()
+    trained: list[int] = []
+    real_train = partitions.train
+
+    async def counted(*args: Any) -> None:
+        trained.append(1)
+        await real_train(*args)
+
+    monkeypatch.setattr(partitions, "train", counted)
+    async with running_api(settings) as api:
+        embedder = api.app[appkeys.EMBEDDER]
+        await asyncio.wait_for(embedder.idle.wait(), 60)
+        for _ in range(20):  # a few idle steps, where a training would happen
+            await asyncio.sleep(0.05)
+        assert embedder.index.centroids is not None and np.array_equal(embedder.index.centroids, centroids)
+        assert embedder.progress()["index"] == "partitioned"
+        body = await search(api, CRATE, lanes="meaning", limit=1)
+        assert [r["id"] for r in body["results"]] == [target]
+    assert trained == []
+    assert stored_partitions(db)[1] == parts  # every vector keeps its partition
+    # control: a store without centroids (as migration 0013 leaves one) trains at its next start
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM vector_partitions")
+    async with running_api(settings) as api:
+        await partitioned(api.app[appkeys.EMBEDDER])
+    assert trained == [1]
