@@ -216,7 +216,7 @@ class Embedder:
                 (item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now
             ]
             for item in ITEMS:
-                await conn.execute(_DEQUEUE_SQL, (item, _json_ids([i for kind, i in done if kind == item])))
+                await conn.execute(_DEQUEUE_SQL, (item, json_ids([i for kind, i in done if kind == item])))
         self.index.add(*added)
         self.done += len(done)
         self.pending = max(0, self.pending - len(done))
@@ -233,7 +233,7 @@ class Embedder:
         out: dict[tuple[str, int], str] = {}
         for item, sql in (("fact", _FACT_TEXT_SQL), ("chunk", _CHUNK_TEXT_SQL)):
             if wanted[item]:
-                for r in await self.store.fetchall(sql, (_json_ids(wanted[item]),)):
+                for r in await self.store.fetchall(sql, (json_ids(wanted[item]),)):
                     out[(item, int(r[0]))] = item_text(r[1], r[2])
         return out
 
@@ -247,7 +247,7 @@ class Embedder:
             if ids:
                 await conn.execute(
                     f"DELETE FROM vectors WHERE {column} IN (SELECT value FROM json_each(?))",  # noqa: S608
-                    (_json_ids(ids),),
+                    (json_ids(ids),),
                 )
         async with conn.execute("SELECT COALESCE(MAX(id), 0) FROM vectors") as cur:
             row = await cur.fetchone()
@@ -275,5 +275,6 @@ class Embedder:
             pass
 
 
-def _json_ids(ids: list[int]) -> str:
+def json_ids(ids: list[int]) -> str:
+    """Ids as the JSON array the statements read with json_each."""
     return "[" + ",".join(str(int(i)) for i in ids) + "]"

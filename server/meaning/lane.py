@@ -18,7 +18,7 @@ import numpy as np
 from server import ages
 from server.governance.visibility import visible
 from server.meaning import model as model_mod
-from server.meaning.embedder import Embedder
+from server.meaning.embedder import Embedder, json_ids
 from server.meaning.index import CHUNK, FACT
 from server.store.db import Store
 from server.textcaps import cap
@@ -84,7 +84,7 @@ async def nearest(
         ids, complete = await asyncio.to_thread(embedder.index.nearest, query, qbits, kind, window, reach)
         rows = await store.fetchall(
             _FACT_CANDIDATES_SQL if kind == FACT else _CHUNK_CANDIDATES_SQL,
-            {"ids": _json_ids(ids.tolist()), "host": exclude_host},
+            {"ids": json_ids(ids.tolist()), "host": exclude_host},
         )
         best: dict[int, tuple[float, int]] = {}  # item -> (cosine, the row to read: fact or chunk)
         if rows:
@@ -106,12 +106,8 @@ async def _rows(store: Store, kind: int, chosen: list[tuple[float, int]]) -> lis
     if not chosen:
         return []
     sql = _FACT_ROWS_SQL if kind == FACT else _CHUNK_ROWS_SQL
-    rows = {int(r["id"]): r for r in await store.fetchall(sql, {"ids": _json_ids([i for _s, i in chosen])})}
+    rows = {int(r["id"]): r for r in await store.fetchall(sql, {"ids": json_ids([i for _s, i in chosen])})}
     return [(score, rows[i]) for score, i in chosen if i in rows]
-
-
-def _json_ids(ids: list[int]) -> str:
-    return "[" + ",".join(map(str, ids)) + "]"
 
 
 def chunk_hit(row: Any) -> dict[str, Any]:
