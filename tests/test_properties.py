@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,10 @@ label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 # a name whose last label is a number is an IPv4 address to the WHATWG parser (`a.0` is refused)
 tld = st.from_regex(r"[a-z]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
 hosts = st.tuples(st.lists(label, max_size=4), tld).map(lambda p: ".".join([*p[0], p[1]]))
-paths = st.lists(st.from_regex(r"[A-Za-z0-9._~-]{1,8}", fullmatch=True), max_size=4).map(lambda p: "/" + "/".join(p))
+segment = st.from_regex(r"[A-Za-z0-9._~-]{1,8}", fullmatch=True)
+paths = st.lists(segment, max_size=4).map(lambda p: "/" + "/".join(p))
+# `.` and `..` are dot segments: every URL parser resolves them, so `/a/./b` is the page `/a/b`
+plain_paths = st.lists(segment.filter(lambda s: s not in {".", ".."}), max_size=4).map(lambda p: "/" + "/".join(p))
 params = st.dictionaries(
     st.from_regex(r"[a-z]{1,6}", fullmatch=True), st.from_regex(r"[A-Za-z0-9]{0,6}", fullmatch=True), max_size=3
 )
@@ -39,11 +43,19 @@ def test_normalise_is_idempotent(url: str) -> None:
     assert normalise_url(once) == once
 
 
-@given(hosts, paths, paths)
+@given(hosts, plain_paths, plain_paths)
 def test_distinct_pages_stay_distinct(host: str, a: str, b: str) -> None:
     if a.rstrip("/") == b.rstrip("/"):
         return
     assert normalise_url(f"https://{host}{a}") != normalise_url(f"https://{host}{b}")
+
+
+@pytest.mark.parametrize(
+    ("path", "page"),
+    [("/.", "/"), ("/a/./b", "/a/b"), ("/a/../b", "/b"), ("/..", "/"), ("/.a", "/.a"), ("/a..", "/a..")],
+)
+def test_dot_segments_resolve_and_dotted_names_do_not(path: str, page: str) -> None:
+    assert normalise_url(f"https://example.org{path}") == f"https://example.org{page}"
 
 
 @given(st.text(max_size=200))
