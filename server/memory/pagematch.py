@@ -15,6 +15,7 @@ the policy snapshot (server.governance.policy), which is cached in memory.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -58,22 +59,24 @@ async def page_match(
     mode = (await policy.mode_for(host)).mode
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
-    exact_rows = await store.fetchall(
-        f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
-        f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
-        "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
-        (source_url, EXACT_LIMIT),
+    # the tiers are independent reads: they run at once, on the store's readers (the related
+    # tier, the longest, first)
+    related, exact_rows, site_rows, documents = await asyncio.gather(
+        _related_tier(store, embedder, title, description, host),
+        store.fetchall(
+            f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
+            f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
+            "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
+            (source_url, EXACT_LIMIT),
+        ),
+        store.fetchall(
+            f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
+            f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
+            "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
+            (host, source_url, SITE_LIMIT),
+        ),
+        library.documents_for_page(store, source_url),
     )
-    site_rows = await store.fetchall(
-        f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
-        f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
-        "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
-        (host, source_url, SITE_LIMIT),
-    )
-    related = await _related_by_meaning(store, embedder, title, description, host)
-    if related is None:
-        related = [fact_answer(r) for r in await _related(store, title, host)]
-    documents = await library.documents_for_page(store, source_url)
     tiers = {
         "exact": [fact_answer(r) for r in exact_rows],
         "site": [fact_answer(r) for r in site_rows],
@@ -81,6 +84,15 @@ async def page_match(
         "documents": documents,
     }
     return {"mode": mode, "green": bool(tiers["exact"] or documents), "tiers": tiers}
+
+
+async def _related_tier(
+    store: Store, embedder: Embedder | None, title: str, description: str, host: str
+) -> list[dict[str, Any]]:
+    related = await _related_by_meaning(store, embedder, title, description, host)
+    if related is None:
+        related = [fact_answer(r) for r in await _related(store, title, host)]
+    return related
 
 
 _SITE_SUFFIX = re.compile(r"\s+[-|–—·:]\s+[^-|–—·:]{1,60}$")

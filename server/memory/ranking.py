@@ -120,8 +120,8 @@ async def _nothing() -> list[Any]:
 
 async def search(store: Store, embedder: Embedder | None, q: str, limit: int, lanes: str = "both") -> dict[str, Any]:
     """GET /api/search: both lanes fused (or one, with `lanes`), with snippets of the words."""
-    # the two lanes at once: the meaning lane's query vector and bit scan run in threads while
-    # the words lane's statements run on the store's reader
+    # the two lanes at once: the meaning lane's query vector and bit scan run in threads, and
+    # each lane's statements on a reader of the store's own
     hits, meaning = await asyncio.gather(
         words.lexical(store, q, limit) if lanes != "meaning" else _nothing(),
         meaning_hits(store, embedder, q, limit) if lanes != "words" else _nothing(),

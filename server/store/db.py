@@ -24,7 +24,8 @@ from server.store.schema_check import migration_files as migration_files  # re-e
 from server.store.schema_check import statements as statements  # re-exported
 from server.store.upgrades import AFTER
 
-READER_CACHE_KB = 32_768  # the reader connection's page cache (KiB)
+READER_CACHE_KB = 32_768  # each reader connection's page cache (KiB)
+READERS = 2  # reader connections: one a core here, so a request's independent reads run at once
 
 
 class StoreError(RuntimeError):
@@ -47,20 +48,30 @@ _IN_TX: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", 
 
 
 class Store:
-    """Two aiosqlite connections: `conn`, the one writer (behind `write_lock`), and `reader`,
-    which serves reads outside transactions (WAL lets it read while a write is open, and it
-    never sees another request's uncommitted rows)."""
+    """aiosqlite connections: `conn`, the one writer (behind `write_lock`), and `readers`, which
+    serve reads outside transactions (WAL lets them read while a write is open, and they never
+    see another request's uncommitted rows). A read goes to the least busy reader, so a
+    request's independent reads (search's two lanes, page-match's tiers) run at once: each
+    connection has its own thread, and SQLite lets go of the GIL while it works."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, conn: aiosqlite.Connection, readers: list[aiosqlite.Connection]) -> None:
         self.path = path
         self.conn = conn
-        self.reader = reader
+        self.readers = readers
+        self._busy = [0] * len(readers)  # reads in flight on each reader
         self.write_lock = asyncio.Lock()
         # called after each commit of Store.transaction (the embedder's wake-up: server.meaning)
         self.after_commit: list[Callable[[], None]] = []
 
-    def _read_conn(self) -> aiosqlite.Connection:
-        return self.conn if _IN_TX.get() else self.reader
+    async def _read(self, sql: str, params: Params) -> Iterable[aiosqlite.Row]:
+        if _IN_TX.get():
+            return await self.conn.execute_fetchall(sql, _params(params))
+        i = min(range(len(self.readers)), key=self._busy.__getitem__)
+        self._busy[i] += 1
+        try:
+            return await self.readers[i].execute_fetchall(sql, _params(params))
+        finally:
+            self._busy[i] -= 1
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -85,22 +96,25 @@ class Store:
             await conn.close()
             shown = "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
             raise StoreError(f"{path} does not have this build's schema ({shown}); restore a good backup")
-        reader = await aiosqlite.connect(path, isolation_level=None)
-        reader.row_factory = aiosqlite.Row
-        await reader.execute("PRAGMA query_only=ON")
-        await reader.execute("PRAGMA busy_timeout=5000")
-        # every request reads here: a page cache that holds the tables' interior b-tree pages
-        # (the default 2 MB does not at 1M items; 200 random lookups went p99 7.5 -> 3.1 ms)
-        await reader.execute(f"PRAGMA cache_size=-{READER_CACHE_KB}")
-        return cls(path, conn, reader)
+        readers: list[aiosqlite.Connection] = []
+        try:
+            for _ in range(READERS):
+                readers.append(await _open_reader(path))
+        except BaseException:
+            for reader in readers:
+                await reader.close()
+            await conn.close()
+            raise
+        return cls(path, conn, readers)
 
     async def create_function(self, name: str, num_params: int, func: Callable[..., Any]) -> None:
         """Register a Python SQL function on both connections (the reader and the writer)."""
-        for conn in (self.conn, self.reader):
+        for conn in (self.conn, *self.readers):
             await conn.create_function(name, num_params, func, deterministic=False)
 
     async def close(self) -> None:
-        await self.reader.close()
+        for reader in self.readers:
+            await reader.close()
         await self.conn.close()
 
     async def schema_version(self) -> str:
@@ -108,7 +122,7 @@ class Store:
         return rows[0][0] if rows else ""
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
-        return list(await self._read_conn().execute_fetchall(sql, _params(params)))
+        return list(await self._read(sql, params))
 
     async def fetchone(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
         """The first row, read in one call on the connection's thread (for one-row queries).
@@ -116,8 +130,7 @@ class Store:
         A statement left open across an await would hold the shared reader's snapshot, and a read
         started meanwhile would miss a commit made in between (tests/store/test_store_reads.py).
         """
-        rows = await self._read_conn().execute_fetchall(sql, _params(params))
-        return next(iter(rows), None)
+        return next(iter(await self._read(sql, params)), None)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -140,6 +153,21 @@ class Store:
 
 
 Params = Iterable[Any] | Mapping[str, Any]
+
+
+async def _open_reader(path: Path) -> aiosqlite.Connection:
+    reader = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        reader.row_factory = aiosqlite.Row
+        await reader.execute("PRAGMA query_only=ON")
+        await reader.execute("PRAGMA busy_timeout=5000")
+        # every request reads here: a page cache that holds the tables' interior b-tree pages
+        # (the default 2 MB does not at 1M items; 200 random lookups went p99 7.5 -> 3.1 ms)
+        await reader.execute(f"PRAGMA cache_size=-{READER_CACHE_KB}")
+    except BaseException:
+        await reader.close()
+        raise
+    return reader
 
 
 def _params(params: Params) -> tuple[Any, ...] | Mapping[str, Any]:

@@ -114,9 +114,9 @@ async def test_off_host_is_answered_without_touching_the_store(api: Api) -> None
     await note(api, "https://open.example/a", "a fact on an open host")
     await set_mode(api, "wikipedia.org", "off")
     assert (await api.get("/api/policy"))[0] == 200  # the policy snapshot is in memory now
-    real, real_reader = api.store.conn, api.store.reader
+    real, real_readers = api.store.conn, api.store.readers
     api.store.conn = _Unreadable()  # type: ignore[assignment]
-    api.store.reader = _Unreadable()  # type: ignore[assignment]
+    api.store.readers = [_Unreadable() for _ in real_readers]  # type: ignore[misc]
     try:
         for _ in range(2):  # the probe's cache must not be what answers either
             body = await match(api, PAGE, "Walnut")
@@ -133,7 +133,7 @@ async def test_off_host_is_answered_without_touching_the_store(api: Api) -> None
         status, _ = await api.get("/api/page-probe", params={"url": "https://open.example/b"})
         assert status == 500
     finally:
-        api.store.conn, api.store.reader = real, real_reader
+        api.store.conn, api.store.readers = real, real_readers
     assert (await match(api, "https://open.example/a"))["green"] is True
 
 
