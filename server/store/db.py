@@ -24,7 +24,7 @@ from server.store.schema_check import migration_files as migration_files  # re-e
 from server.store.schema_check import statements as statements  # re-exported
 from server.store.upgrades import AFTER
 
-READER_CACHE_KB = 32_768  # each reader connection's page cache (KiB)
+READER_CACHE_KB = 16_384  # each reader connection's page cache (KiB): with READERS, 32 MB in all
 READERS = 2  # reader connections: one a core here, so a request's independent reads run at once
 
 
