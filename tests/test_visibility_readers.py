@@ -49,6 +49,7 @@ NOT_READERS = {
     "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
     "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
     "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
+    "server/meaning/lane.py:_VECTORS_SQL": "ranks candidates by their vectors; their items are read through the rule",
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }
@@ -292,8 +293,6 @@ def test_every_reader_of_an_item_table_goes_through_the_rule() -> None:
         "server/library/queries.py:get_document",
         "server/library/queries.py:search_chunks",
         "server/memory/activity_log.py:recent",
-        "server/meaning/lane.py:_FACT_CANDIDATES_SQL",
-        "server/meaning/lane.py:_CHUNK_CANDIDATES_SQL",
         "server/meaning/lane.py:_FACT_ROWS_SQL",
         "server/meaning/lane.py:_CHUNK_ROWS_SQL",
         "server/dataio/export.py:_facts",

@@ -1,11 +1,12 @@
 """The meaning lane: the items nearest to a text by meaning, through the one visibility rule.
 
 Candidates come from the in-memory index (server.meaning.index, by sign bits, in the partitions
-nearest the query once there are partitions); they are read back joined to their items with
-`visible()` and reranked by cosine over their int8 vectors. The window is taken after
-visibility: when hidden items (forgotten, or of an `off` host) fill the candidates, the window
-and the share of the vectors scanned grow until `limit` visible items are found or every vector
-was a candidate, so hidden items never crowd visible ones out. Scores are cosines in [-1, 1].
+nearest the query once there are partitions); they are reranked by cosine over their int8
+vectors, and their items are read best first through `visible()` until `limit` are found. The
+window is taken after visibility: when hidden items (forgotten, or of an `off` host) are half or
+more of the candidates looked at, the window and the share of the vectors scanned grow until
+`limit` visible items are found or every vector was a candidate, so hidden items never crowd
+visible ones out. Scores are cosines in [-1, 1].
 """
 
 from __future__ import annotations
@@ -27,24 +28,17 @@ FIRST_WINDOW = 200
 FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are partitioned
 HIT_CHARS = 600
 
-# candidates: a vector, its item and the item's document, for the visible items only (the rows
-# themselves are read for the best `limit` only: 200 candidates' whole rows cost more than the scan)
-_FACT_CANDIDATES_SQL = f"""
-SELECT v.id AS vector_id, v.vec, f.id AS item
-FROM vectors v JOIN facts f ON f.id = v.fact_id
-WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
-  AND (:host IS NULL OR f.source_host != :host)
-"""  # noqa: S608 - built by visible()
-_CHUNK_CANDIDATES_SQL = f"""
-SELECT v.id AS vector_id, v.vec, c.document_id AS item, c.id AS chunk
-FROM vectors v JOIN document_chunks c ON c.id = v.chunk_id JOIN documents d ON d.id = c.document_id
-WHERE v.id IN (SELECT value FROM json_each(:ids)) AND {visible("document_chunks", "c")}
-  AND {visible("documents", "d")}
-"""  # noqa: S608 - built by visible()
+# the candidates' vectors, to rank them: no item is answered from this read (the items are read
+# next, best first, through the visibility rule); reading the 200 candidates' items here cost
+# twice as much as their vectors at 1M items (random rows of the widest table)
+_VECTORS_SQL = """
+SELECT v.id, v.vec, v.fact_id, v.chunk_id FROM vectors v WHERE v.id IN (SELECT value FROM json_each(:ids))
+"""
 _FACT_ROWS_SQL = f"""
 SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref,
        f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown
 FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
+  AND (:host IS NULL OR f.source_host != :host)
 """  # noqa: S608 - built by visible()
 _CHUNK_ROWS_SQL = f"""
 SELECT c.id, c.document_id, c.seq, c.text, c.source_url, c.source_host, c.source_ref, d.title, d.updated_at
@@ -82,32 +76,57 @@ async def nearest(
     window, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
     while True:
         ids, complete = await asyncio.to_thread(embedder.index.nearest, query, qbits, kind, window, reach)
-        rows = await store.fetchall(
-            _FACT_CANDIDATES_SQL if kind == FACT else _CHUNK_CANDIDATES_SQL,
-            {"ids": json_ids(ids.tolist()), "host": exclude_host},
-        )
-        best: dict[int, tuple[float, int]] = {}  # item -> (cosine, the row to read: fact or chunk)
-        if rows:
-            scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
-            for score, r in zip(scores.tolist(), rows, strict=True):
-                item = int(r["item"])
-                if item not in best or score > best[item][0]:
-                    best[item] = (float(score), item if kind == FACT else int(r["chunk"]))
-        # fewer than half the candidates visible: hidden items took the scan (in the partitions
-        # nearest the query, they may be all there is), so it grows
-        if complete or (len(best) >= limit and 2 * len(rows) >= len(ids)):
-            return await _rows(store, kind, sorted(best.values(), key=lambda t: -t[0])[:limit])
+        ranked = _ranked(await store.fetchall(_VECTORS_SQL, {"ids": json_ids(ids.tolist())}), kind, query)
+        found, looked, shown = await _first_visible(store, kind, ranked, limit, exclude_host)
+        # fewer than half the candidates looked at visible: hidden items took the scan (in the
+        # partitions nearest the query, they may be all there is), so it grows
+        if complete or (len(found) >= limit and 2 * shown >= looked):
+            return found
         window, reach = window * 4, reach * 4
 
 
-async def _rows(store: Store, kind: int, chosen: list[tuple[float, int]]) -> list[tuple[float, Any]]:
-    """(cosine, row) of the chosen facts or chunks, in their order (through the visibility rule
-    again: one forgotten in between is left out)."""
-    if not chosen:
+def _ranked(rows: list[Any], kind: int, query: model_mod.Vectors) -> list[tuple[float, int]]:
+    """(cosine, fact or chunk id) of the candidates, best first, each fact or chunk once (by
+    its nearest vector: a long one has several)."""
+    column = "fact_id" if kind == FACT else "chunk_id"
+    rows = [r for r in rows if r[column] is not None]
+    if not rows:
         return []
+    scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
+    best: dict[int, float] = {}
+    for score, r in zip(scores.tolist(), rows, strict=True):
+        item = int(r[column])
+        best[item] = max(best.get(item, -2.0), float(score))
+    return sorted(((s, i) for i, s in best.items()), key=lambda t: -t[0])
+
+
+async def _first_visible(
+    store: Store, kind: int, ranked: list[tuple[float, int]], limit: int, exclude_host: str | None
+) -> tuple[list[tuple[float, Any]], int, int]:
+    """(cosine, row) of the first `limit` visible items of `ranked` (for chunks: one per
+    document, its best), how many of `ranked` were looked at and how many of those were visible.
+    Their rows are read in growing batches (`limit`, then twice as many each time), through
+    the visibility rule."""
     sql = _FACT_ROWS_SQL if kind == FACT else _CHUNK_ROWS_SQL
-    rows = {int(r["id"]): r for r in await store.fetchall(sql, {"ids": json_ids([i for _s, i in chosen])})}
-    return [(score, rows[i]) for score, i in chosen if i in rows]
+    found: list[tuple[float, Any]] = []
+    documents: set[int] = set()
+    looked = shown = 0
+    batch = limit
+    while looked < len(ranked) and len(found) < limit:
+        part = ranked[looked : looked + batch]
+        params = {"ids": json_ids([i for _s, i in part]), "host": exclude_host}
+        rows = {int(r["id"]): r for r in await store.fetchall(sql, params)}
+        looked, shown, batch = looked + len(part), shown + len(rows), 2 * batch
+        for score, i in part:
+            row = rows.get(i)
+            if row is None or len(found) >= limit:
+                continue
+            if kind == CHUNK:
+                if row["document_id"] in documents:
+                    continue
+                documents.add(row["document_id"])
+            found.append((score, row))
+    return found, looked, shown
 
 
 def chunk_hit(row: Any) -> dict[str, Any]:
