@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from bench.memory_store import (  # noqa: E402
     install_visibility,
     pct,
     prose_queries,
+    related_plans,
     sample_pages,
     sql_match,
     sql_probe,
@@ -78,13 +79,11 @@ async def timed_http(session: aiohttp.ClientSession, url: str, params_list: list
     return out
 
 
-def timed_sql(
-    fn: Callable[[sqlite3.Connection, str, str], None], con: sqlite3.Connection, args: list[tuple[str, str]]
-) -> list[float]:
+def timed_sql(fn: Callable[..., None], con: sqlite3.Connection, args: Sequence[tuple[str, ...]]) -> list[float]:
     out = []
-    for a, b in args:
+    for a in args:
         t = time.perf_counter()
-        fn(con, a, b)
+        fn(con, *a)
         out.append((time.perf_counter() - t) * 1000)
     return out
 
@@ -166,11 +165,12 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
     finally:
         proc.terminate()
         proc.wait(10)
+    plans = await related_plans(db, match_pages)
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     install_visibility(con)
     sql = {
         "page-probe (miss)": timed_sql(sql_probe, con, probe_pages),
-        "page-match": timed_sql(sql_match, con, match_pages),
+        "page-match": timed_sql(sql_match, con, plans),
         "prose search": timed_sql(sql_search, con, [(q, "") for q in queries]),
     }
     con.close()

@@ -16,8 +16,10 @@ from typing import Any
 from server import ages
 from server.governance.policy import sensitive_defaults
 from server.governance.visibility import FUNCTION, HostVisibility
+from server.meaning import lane, model
+from server.meaning.embedder import Embedder, json_ids
 from server.memory.facts import INSERT_FACT, fact_row
-from server.memory.pagematch import strip_site_name
+from server.memory.pagematch import RELATED_LIMIT, strip_site_name
 from server.memory.search import (
     _COUNT_SQL,
     _COVERED_NEWEST_SQL,
@@ -33,7 +35,7 @@ from server.memory.search import (
 )
 from server.provenance import Provenance, stamp
 from server.searchtext import STOP_WORDS, fts_queries, match_all, match_any, term_match, terms
-from server.store.db import _statements, migration_files
+from server.store.db import Store, _statements, migration_files
 
 TLDS = ["com", "org", "net", "io", "dev", "co.uk", "de", "fr"]
 BIG_SITES = [
@@ -242,7 +244,7 @@ def install_visibility(con: sqlite3.Connection) -> None:
     con.create_function(FUNCTION, 1, HostVisibility(owner), deterministic=False)  # type: ignore[arg-type]
 
 
-def sql_probe(con: sqlite3.Connection, url: str, title: str) -> None:
+def sql_probe(con: sqlite3.Connection, url: str, _title: str) -> None:
     con.execute("SELECT COUNT(*) FROM facts WHERE source_url = ? AND invalid_at IS NULL", (url,)).fetchone()
     con.execute("SELECT id FROM documents WHERE source_url = ?", (url,)).fetchall()
 
@@ -302,7 +304,33 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     return rows
 
 
-def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
+async def related_plans(db: Path, pages: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """Per page (url, title): what the server's related tier asks SQLite (server.meaning.lane),
+    worked out here through the server's own index and ranking over the store's vectors, for
+    the floor to time: (url, the first window's candidate vector ids, the best RELATED_LIMIT
+    facts among them), the ids as JSON. Call it once the server has built the vectors."""
+    store = await Store.open(db)
+    embedder = Embedder(store, 0.0)
+    try:
+        await embedder.start()
+        await embedder.idle.wait()  # loaded, and nothing queued (the server built the vectors)
+        plans = []
+        for url, title in pages:
+            query = lane._embed_one(strip_site_name(title))
+            qbits = model.sign_bits(query[None, :])[0]
+            ids, _all = embedder.index.nearest(query, qbits, lane.FACT, lane.FIRST_WINDOW, lane.FIRST_REACH)
+            candidates = json_ids(ids.tolist())
+            ranked = lane._ranked(await store.fetchall(lane._VECTORS_SQL, {"ids": candidates}), lane.FACT, query)
+            plans.append((url, candidates, json_ids([i for _s, i in ranked[:RELATED_LIMIT]])))
+        return plans
+    finally:
+        await embedder.stop()
+        await store.close()
+
+
+def sql_match(con: sqlite3.Connection, url: str, candidates: str, best: str) -> None:
+    """The page-match tiers' SQL: exact, site, related (by meaning: the candidates' vectors, then
+    the best facts' rows; see related_plans) and documents."""
     host = url.split("/")[2]
     con.execute(
         "SELECT * FROM facts WHERE source_url = ? AND invalid_at IS NULL ORDER BY valid_at DESC LIMIT 50", (url,)
@@ -312,7 +340,8 @@ def sql_match(con: sqlite3.Connection, url: str, title: str) -> None:
         "ORDER BY valid_at DESC LIMIT 20",
         (host, url),
     ).fetchall()
-    sql_fts(con, strip_site_name(title), 10, host, related=True)
+    con.execute(lane._VECTORS_SQL, {"ids": candidates}).fetchall()
+    con.execute(lane._FACT_ROWS_SQL, {"ids": best, "host": host}).fetchall()
     con.execute("SELECT * FROM documents WHERE source_url = ?", (url,)).fetchall()
 
 
