@@ -21,6 +21,7 @@ from typing import Any
 
 import aiosqlite
 
+from server import heap
 from server.meaning import model as model_mod
 from server.meaning import partitions
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
@@ -31,6 +32,7 @@ BATCH = 256
 LOAD_ROWS = 50_000
 SETTLE_S = 0.5
 HOLD_S = 2.0  # an import batch holds the build back this long (the next batch comes sooner)
+RELEASE_AFTER = 10_000  # items embedded since the last time the freed memory went back (server.heap)
 
 # facts first, then chunks, oldest first: each by the queue's primary key (item, id), so a batch
 # reads and deletes its rows without scanning the rest of a long queue (a 1M backfill)
@@ -64,6 +66,7 @@ class Embedder:
         self.state = "loading"  # loading -> building -> ready (building again while a queue drains)
         self.pending = 0
         self.done = 0
+        self.released_at = 0  # `done` when freed memory last went back to the system
         self.started_at = time.time()
         self.error: str | None = None
         self.idle = asyncio.Event()  # set while the queue is empty and no batch is in flight
@@ -151,6 +154,9 @@ class Embedder:
                 if await partitions.step(self.store, self.index, self.executor, idle=n == 0):
                     continue  # the queue first, then the next piece of partitioning
                 if n == 0:
+                    if self.done - self.released_at >= RELEASE_AFTER:  # a build ended: give back its batches
+                        self.released_at = self.done
+                        await asyncio.get_running_loop().run_in_executor(self.executor, heap.release)
                     if not self.wake.is_set():
                         self.idle.set()
                         await self.wake.wait()
