@@ -10,19 +10,18 @@ Call it off the event loop: it walks every heap.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from typing import Any
 
 
 @functools.cache
 def _libc() -> Any:
-    name = ctypes.util.find_library("c")
+    """The C library already loaded in this process (no search for it: that runs ldconfig)."""
     try:
-        libc = ctypes.CDLL(name) if name else None
+        libc = ctypes.CDLL(None)
     except OSError:
         return None
-    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+    return libc if hasattr(libc, "malloc_trim") else None
 
 
 def release() -> bool:
