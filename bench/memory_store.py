@@ -249,7 +249,7 @@ def sql_probe(con: sqlite3.Connection, url: str, _title: str) -> None:
     con.execute("SELECT id FROM documents WHERE source_url = ?", (url,)).fetchall()
 
 
-def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, related: bool = False) -> list[Any]:
+def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None) -> list[Any]:
     """server.memory.search.match_stages + fts_facts, synchronously (the same SQL)."""
 
     def hits(m: str, cap: int = WINDOW + 1) -> int:
@@ -285,7 +285,7 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None, re
     counts = {w: COMMON + 1 if w in STOP_WORDS else hits(term_match(w), COMMON + 1) for w in words}
     kept = [w for w in words if counts[w] <= COMMON]
     if not kept:
-        return [] if related else run(match_all([term_match(w) for w in words]), ranked=False)
+        return run(match_all([term_match(w) for w in words]), ranked=False)
     rows = run(match_all([term_match(w) for w in kept]))
     content = [w for w in kept if w not in STOP_WORDS] or kept
     if rows or (len(content) == 1 and content == kept):

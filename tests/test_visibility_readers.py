@@ -48,7 +48,7 @@ NOT_READERS = {
     "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden: undo)",
     "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
     "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
-    "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; the lane joins items back",
+    "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; answers no item",
     "server/meaning/lane.py:_VECTORS_SQL": "ranks candidates by their vectors; their items are read through the rule",
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",

@@ -1,9 +1,9 @@
 """The in-memory index of the vectors table: every vector's id, item kind, sign bits (32 bytes)
 and partition, and a copy of the ids and bits in partition order, so that a query reads each
 partition as one slice (~80 MB at 1M vectors). A query scans sign bits by Hamming distance for
-candidates; the caller reranks them by their int8 vectors, read from SQLite joined back to their
-items (which is where the visibility rule applies). Ids of vectors since deleted stay here until
-the next start; the join drops them.
+candidates; the caller reranks them by their int8 vectors, read from SQLite, and reads their
+items through the visibility rule (server.meaning.lane). Ids of vectors since deleted stay here
+until the next start; reading their vectors drops them.
 
 Partitioned (server.meaning.partitions: k-means centroids, each vector's nearest one), a query
 scans only the partitions whose centroids are nearest to it, until `reach` of all vectors is
