@@ -2,7 +2,8 @@
 
 Candidates come from the in-memory index (server.meaning.index, by sign bits, in the partitions
 nearest the query once there are partitions); they are reranked by cosine over their int8
-vectors, and their items are read best first through `visible()` until `limit` are found. The
+vectors, and their items are read best first through `visible()` until `limit` are found: the
+whole lookup on one of the store's readers, in one thread hop (server.store.reader). The
 window is taken after visibility: when hidden items (forgotten, or of an `off` host) are half or
 more of the candidates looked at, the window and the share of the vectors scanned grow until
 `limit` visible items are found or every vector was a candidate, so hidden items never crowd
@@ -12,6 +13,7 @@ visible ones out. Scores are cosines in [-1, 1].
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ from server import ages
 from server.governance.visibility import visible
 from server.meaning import model as model_mod
 from server.meaning.embedder import Embedder, json_ids
-from server.meaning.index import CHUNK, FACT
+from server.meaning.index import CHUNK, FACT, BitIndex
 from server.store.db import Store
 from server.textcaps import cap
 
@@ -62,22 +64,39 @@ def _embed_one(text: str) -> model_mod.Vectors:
 async def nearest(
     store: Store,
     embedder: Embedder,
-    query: model_mod.Vectors,
+    query: model_mod.Vectors | str,
     kind: int,
     limit: int,
     *,
     exclude_host: str | None = None,
 ) -> list[tuple[float, Any]]:
     """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
-    per document) nearest to `query`, best first. Empty while the index is loading."""
-    if limit <= 0 or not embedder.ready or not np.any(query):
+    per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
+    the index is loading. The whole lookup (the text's vector, the scan, the candidates'
+    vectors, their items) runs on one of the store's readers, in one thread hop."""
+    if limit <= 0 or not embedder.ready:
         return []
-    qbits = model_mod.sign_bits(query[None, :])[0]
+    index = embedder.index
+    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host))
+
+
+def _nearest(
+    con: sqlite3.Connection,
+    index: BitIndex,
+    query: model_mod.Vectors | str,
+    kind: int,
+    limit: int,
+    exclude_host: str | None,
+) -> list[tuple[float, Any]]:
+    vector = _embed_one(query) if isinstance(query, str) else query
+    if not np.any(vector):
+        return []
+    qbits = model_mod.sign_bits(vector[None, :])[0]
     window, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
     while True:
-        ids, complete = await asyncio.to_thread(embedder.index.nearest, query, qbits, kind, window, reach)
-        ranked = _ranked(await store.fetchall(_VECTORS_SQL, {"ids": json_ids(ids.tolist())}), kind, query)
-        found, looked, shown = await _first_visible(store, kind, ranked, limit, exclude_host)
+        ids, complete = index.nearest(vector, qbits, kind, window, reach)
+        ranked = _ranked(con.execute(_VECTORS_SQL, {"ids": json_ids(ids.tolist())}).fetchall(), kind, vector)
+        found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
         # partitions nearest the query, they may be all there is), so it grows
         if complete or (len(found) >= limit and 2 * shown >= looked):
@@ -100,8 +119,8 @@ def _ranked(rows: list[Any], kind: int, query: model_mod.Vectors) -> list[tuple[
     return sorted(((s, i) for i, s in best.items()), key=lambda t: -t[0])
 
 
-async def _first_visible(
-    store: Store, kind: int, ranked: list[tuple[float, int]], limit: int, exclude_host: str | None
+def _first_visible(
+    con: sqlite3.Connection, kind: int, ranked: list[tuple[float, int]], limit: int, exclude_host: str | None
 ) -> tuple[list[tuple[float, Any]], int, int]:
     """(cosine, row) of the first `limit` visible items of `ranked` (for chunks: one per
     document, its best), how many of `ranked` were looked at and how many of those were visible.
@@ -115,7 +134,7 @@ async def _first_visible(
     while looked < len(ranked) and len(found) < limit:
         part = ranked[looked : looked + batch]
         params = {"ids": json_ids([i for _s, i in part]), "host": exclude_host}
-        rows = {int(r["id"]): r for r in await store.fetchall(sql, params)}
+        rows = {int(r["id"]): r for r in con.execute(sql, params).fetchall()}
         looked, shown, batch = looked + len(part), shown + len(rows), 2 * batch
         for score, i in part:
             row = rows.get(i)

@@ -118,8 +118,7 @@ async def _related_by_meaning(
     text = "\n".join(t for t in (strip_site_name(title), description.strip()) if t)
     if not text.strip():
         return []
-    query = await lane.embed_query(text)
-    rows = await lane.nearest(store, embedder, query, lane.FACT, RELATED_LIMIT, exclude_host=host)
+    rows = await lane.nearest(store, embedder, text, lane.FACT, RELATED_LIMIT, exclude_host=host)
     return [{**fact_answer(r), "meaning": round(s, 3)} for s, r in rows if s >= RELATED_MIN]
 
 

@@ -14,11 +14,12 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from server.store.claims import claim_in
+from server.store.reader import Reader
 from server.store.schema_check import MIGRATIONS_TABLE, differences
 from server.store.schema_check import migration_files as migration_files  # re-exported
 from server.store.schema_check import statements as statements  # re-exported
@@ -26,6 +27,9 @@ from server.store.upgrades import AFTER
 
 READ_CACHE_KB = 32_768  # the readers' page cache (KiB), all of them together: each holds its share
 READERS = 2  # reader connections: one a core here, so a request's independent reads run at once
+
+
+T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
@@ -48,13 +52,14 @@ _IN_TX: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", 
 
 
 class Store:
-    """aiosqlite connections: `conn`, the one writer (behind `write_lock`), and `readers`, which
-    serve reads outside transactions (WAL lets them read while a write is open, and they never
-    see another request's uncommitted rows). A read goes to the least busy reader, so a
-    request's independent reads (search's two lanes, page-match's tiers) run at once: each
-    connection has its own thread, and SQLite lets go of the GIL while it works."""
+    """Connections: `conn`, the one writer (aiosqlite, behind `write_lock`), and `readers`
+    (server.store.reader), which serve reads outside transactions (WAL lets them read while a
+    write is open, and they never see another request's uncommitted rows). A read goes to the
+    least busy reader, so a request's independent reads (search's two lanes, page-match's
+    tiers) run at once: each connection has its own thread, and SQLite lets go of the GIL while
+    it works."""
 
-    def __init__(self, path: Path, conn: aiosqlite.Connection, readers: list[aiosqlite.Connection]) -> None:
+    def __init__(self, path: Path, conn: aiosqlite.Connection, readers: list[Reader]) -> None:
         self.path = path
         self.conn = conn
         self.readers = readers
@@ -70,6 +75,19 @@ class Store:
         self._busy[i] += 1
         try:
             return await self.readers[i].execute_fetchall(sql, _params(params))
+        finally:
+            self._busy[i] -= 1
+
+    async def read_with(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """fn(connection) on the least busy reader, in one thread hop: statements that belong
+        together (each read whole before the next; outside a transaction, so each sees the
+        latest commit). Not inside Store.transaction: a reader would not see its writes."""
+        if _IN_TX.get():
+            raise StoreError("read_with inside a transaction would not see the transaction's writes")
+        i = min(range(len(self.readers)), key=self._busy.__getitem__)
+        self._busy[i] += 1
+        try:
+            return await self.readers[i].call(fn)
         finally:
             self._busy[i] -= 1
 
@@ -96,10 +114,10 @@ class Store:
             await conn.close()
             shown = "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
             raise StoreError(f"{path} does not have this build's schema ({shown}); restore a good backup")
-        readers: list[aiosqlite.Connection] = []
+        readers: list[Reader] = []
         try:
-            for _ in range(READERS):
-                readers.append(await _open_reader(path))
+            for n in range(READERS):
+                readers.append(await Reader.open(path, READ_CACHE_KB // READERS, f"store-reader-{n}"))
         except BaseException:
             for reader in readers:
                 await reader.close()
@@ -108,9 +126,10 @@ class Store:
         return cls(path, conn, readers)
 
     async def create_function(self, name: str, num_params: int, func: Callable[..., Any]) -> None:
-        """Register a Python SQL function on both connections (the reader and the writer)."""
-        for conn in (self.conn, *self.readers):
-            await conn.create_function(name, num_params, func, deterministic=False)
+        """Register a Python SQL function on every connection (the readers and the writer)."""
+        await self.conn.create_function(name, num_params, func, deterministic=False)
+        for reader in self.readers:
+            await reader.create_function(name, num_params, func)
 
     async def close(self) -> None:
         for reader in self.readers:
@@ -153,21 +172,6 @@ class Store:
 
 
 Params = Iterable[Any] | Mapping[str, Any]
-
-
-async def _open_reader(path: Path) -> aiosqlite.Connection:
-    reader = await aiosqlite.connect(path, isolation_level=None)
-    try:
-        reader.row_factory = aiosqlite.Row
-        await reader.execute("PRAGMA query_only=ON")
-        await reader.execute("PRAGMA busy_timeout=5000")
-        # every request reads here: a page cache that holds the tables' interior b-tree pages
-        # (the default 2 MB does not at 1M items; 200 random lookups went p99 7.5 -> 3.1 ms)
-        await reader.execute(f"PRAGMA cache_size=-{READ_CACHE_KB // READERS}")
-    except BaseException:
-        await reader.close()
-        raise
-    return reader
 
 
 def _params(params: Params) -> tuple[Any, ...] | Mapping[str, Any]:

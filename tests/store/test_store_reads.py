@@ -10,6 +10,7 @@ independent reads run at once, each on a reader of its own.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -85,3 +86,56 @@ async def test_control_one_reader_serves_reads_one_after_the_other(
         assert await _meet_in_sql(store) == []  # the observer sees a serial store
     finally:
         await store.close()
+
+
+async def test_read_with_runs_a_group_of_statements_on_one_reader_and_sees_the_latest_commit(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "db.sqlite")
+    try:
+        async with store.transaction() as conn:
+            await conn.execute("CREATE TABLE t(x INTEGER)")
+            await conn.execute("INSERT INTO t(x) VALUES (1), (2)")
+
+        def group(con: sqlite3.Connection) -> tuple[str, int, int]:
+            first = con.execute("SELECT COUNT(*) FROM t").fetchone()[0]
+            second = con.execute("SELECT SUM(x) FROM t").fetchone()[0]
+            return threading.current_thread().name, first, second
+
+        name, count, total = await store.read_with(group)
+        assert (count, total) == (2, 3) and name.startswith("store-reader-")
+        async with store.transaction() as conn:
+            await conn.execute("INSERT INTO t(x) VALUES (3)")
+        assert (await store.read_with(group))[1:] == (3, 6)
+        # a reader is read-only: a write through it fails, and the store is left as it was
+        with pytest.raises(sqlite3.OperationalError):
+            await store.read_with(lambda con: con.execute("INSERT INTO t(x) VALUES (4)"))
+        assert (await store.read_with(group))[1:] == (3, 6)
+    finally:
+        await store.close()
+
+
+async def test_read_with_inside_a_transaction_is_refused_and_the_transaction_undone(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "db.sqlite")
+    try:
+        async with store.transaction() as conn:
+            await conn.execute("CREATE TABLE t(x INTEGER)")
+        with pytest.raises(db.StoreError, match="transaction"):
+            async with store.transaction() as conn:
+                await conn.execute("INSERT INTO t(x) VALUES (1)")
+                await store.read_with(lambda con: con.execute("SELECT COUNT(*) FROM t").fetchone())
+        row = await store.fetchone("SELECT COUNT(*) FROM t")
+        assert row is not None and row[0] == 0
+        # control: outside a transaction the same read is served
+        assert tuple(await store.read_with(lambda con: con.execute("SELECT COUNT(*) FROM t").fetchone())) == (0,)
+    finally:
+        await store.close()
+
+
+async def test_close_ends_the_readers_threads(tmp_path: Path) -> None:
+    def readers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("store-reader-")]
+
+    before = set(readers())
+    store = await Store.open(tmp_path / "db.sqlite")
+    assert len(set(readers()) - before) == db.READERS  # control: the threads are seen while open
+    await store.close()
+    assert set(readers()) - before == set()
