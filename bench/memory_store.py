@@ -18,21 +18,10 @@ from server.governance.policy import sensitive_defaults
 from server.governance.visibility import FUNCTION, HostVisibility
 from server.meaning import lane, model
 from server.meaning.embedder import Embedder, json_ids
+from server.memory.coverage import COUNT_SQL, WINDOW, covered_facts
 from server.memory.facts import INSERT_FACT, fact_row
 from server.memory.pagematch import RELATED_LIMIT, strip_site_name
-from server.memory.search import (
-    _COUNT_SQL,
-    _COVERED_NEWEST_SQL,
-    _COVERED_SQL,
-    _RANK_ALL_SQL,
-    _RANK_NEWEST_SQL,
-    _TERM_ROWIDS,
-    _UNRANKED_SQL,
-    COMMON,
-    RANK_CAP,
-    SCAN,
-    WINDOW,
-)
+from server.memory.search import _RANK_ALL_SQL, _RANK_NEWEST_SQL, _UNRANKED_SQL, COMMON, RANK_CAP
 from server.provenance import Provenance, stamp
 from server.searchtext import STOP_WORDS, fts_queries, match_all, match_any, term_match, terms
 from server.store.db import Store, _statements, migration_files
@@ -253,26 +242,11 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None) ->
     """server.memory.search.match_stages + fts_facts, synchronously (the same SQL)."""
 
     def hits(m: str, cap: int = WINDOW + 1) -> int:
-        return int(con.execute(_COUNT_SQL, (m, cap)).fetchone()[0])
+        return int(con.execute(COUNT_SQL, (m, cap)).fetchone()[0])
 
     def run(m: str, ranked: bool = True, any_of: list[str] | None = None, rank_cap: int = RANK_CAP) -> list[Any]:
         if any_of and len(any_of) > 1:  # the any-term stage: coverage first
-            n = hits(m, RANK_CAP + 1)
-            if n == 0:
-                return []
-            union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
-            params = {
-                "match": m,
-                "limit": limit,
-                "host": host,
-                "window": WINDOW,
-                **{f"t{i}": term_match(w) for i, w in enumerate(any_of)},
-            }
-            sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
-            rows = con.execute(sql, {**params, "scan": SCAN}).fetchall()
-            if len(rows) < limit and n > SCAN:
-                rows = con.execute(sql, {**params, "scan": -1}).fetchall()
-            return rows
+            return covered_facts(con, m, tuple(term_match(w) for w in any_of), limit, host, rank_cap)
         n = hits(m)
         if n == 0:
             return []

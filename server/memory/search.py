@@ -21,10 +21,9 @@ import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiosqlite
-
 from server.governance.visibility import visible
 from server.library import queries as library
+from server.memory.coverage import COLUMNS, COUNT_SQL, HOST, WINDOW, covered_facts
 from server.memory.facts import fact_answer
 from server.memory.snippets import add_snippets
 from server.memory.typos import MAX_WORDS, corrections
@@ -32,79 +31,34 @@ from server.searchtext import STOP_WORDS, match_all, match_any, term_match, term
 from server.store.db import Store
 
 VISIBLE_FACT = visible("facts", "f")
-WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
 CORRECTED_WEIGHT = 0.75  # a word found by its corrected spelling counts this much in a strength
-_COLUMNS = (
-    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
-    "f.role, f.conversation_id, f.markdown, f.via"
-)
-_HOST = "(:host IS NULL OR f.source_host != :host)"
 
 # Hits are ranked exactly when there are at most WINDOW of them. Beyond that, bm25 over every
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
 # newest WINDOW visible hits (rowid order, which is write order) are ranked instead.
 _RANK_ALL_SQL = f"""
-SELECT {_COLUMNS}, hit.rank AS rank FROM (
+SELECT {COLUMNS}, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
-WHERE {VISIBLE_FACT} AND {_HOST}
+WHERE {VISIBLE_FACT} AND {HOST}
 ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _RANK_NEWEST_SQL = f"""
 SELECT * FROM (
-  SELECT {_COLUMNS}, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
-  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {_HOST}
+  SELECT {COLUMNS}, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {HOST}
   ORDER BY facts_fts.rowid DESC LIMIT :window
 ) ORDER BY rank, valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _UNRANKED_SQL = f"""
 SELECT * FROM (
-  SELECT {_COLUMNS}, 0.0 AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
-  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {_HOST}
+  SELECT {COLUMNS}, 0.0 AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {HOST}
   ORDER BY facts_fts.rowid DESC LIMIT :window
 ) ORDER BY valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
-# The any-term stage: the visible items holding the most of the terms (each term's list is read
-# once, no ranking), the best WINDOW of them; within a coverage, bm25 orders when the any-term
-# MATCH has at most RANK_CAP hits (bm25 of every hit, materialised once: FTS5 cannot rank a
-# given set of rowids cheaply), else the newest first. `{union}` is filled with one SELECT per
-# term; `terms` lists which of them (by index) an item holds.
-RANK_CAP = 2_000
-# The rule is asked of the best :scan candidates only, in their order (`top` is materialised
-# sorted and read in that order, so the rule stops at the WINDOW-th visible one: a fact lookup
-# each); when that leaves too few, fts_facts asks again with no bound (:scan -1).
-SCAN = 4 * WINDOW
-_COVER_CTE = f"""
-WITH top AS MATERIALIZED (
-  SELECT rowid, COUNT(*) AS n, group_concat(t) AS terms FROM ({{union}}) GROUP BY rowid
-  ORDER BY n DESC, rowid DESC LIMIT :scan
-), cov AS MATERIALIZED (
-  SELECT top.rowid, top.n, top.terms FROM top JOIN facts f ON f.id = top.rowid WHERE {VISIBLE_FACT} AND {_HOST}
-  LIMIT :window
-)"""  # noqa: S608 - built by visible()
-_COVERED_SQL = (
-    _COVER_CTE  # noqa: S608 - built by visible()
-    + f""",
-hit AS MATERIALIZED (SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH :match)
-SELECT {_COLUMNS}, hit.rank AS rank, cov.n AS covered, cov.terms AS terms
-FROM cov JOIN hit ON hit.rowid = cov.rowid JOIN facts f ON f.id = cov.rowid
-WHERE {VISIBLE_FACT}
-ORDER BY cov.n DESC, hit.rank, f.valid_at DESC LIMIT :limit
-"""  # noqa: S608 - built by visible()
-)
-_COVERED_NEWEST_SQL = (
-    _COVER_CTE
-    + f"""
-SELECT {_COLUMNS}, 0.0 AS rank, cov.n AS covered, cov.terms AS terms
-FROM cov JOIN facts f ON f.id = cov.rowid
-WHERE {VISIBLE_FACT}
-ORDER BY cov.n DESC, cov.rowid DESC LIMIT :limit
-"""  # noqa: S608 - built by visible()
-)
-# one term's rowids, for the coverage count only: the rows themselves are read by _COVERED_SQL,
-# which joins facts through the visibility rule
-_TERM_ROWIDS = "SELECT rowid, {n} AS t FROM facts_fts WHERE facts_fts MATCH :t{n}"
-_COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
+# The any-term stage (coverage first) is server.memory.coverage.
+RANK_CAP = 2_000  # bm25 orders within a coverage when the any-term MATCH has at most this many hits
 _CHUNK_COUNT_SQL = (
     "SELECT COUNT(*) FROM (SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ? LIMIT 1)"
 )
@@ -156,7 +110,7 @@ class LexicalHit:
 
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
     """How many facts (live or not) match, counted up to `cap` (cheap: no ranking)."""
-    row = await store.fetchone(_COUNT_SQL, (match, cap))
+    row = await store.fetchone(COUNT_SQL, (match, cap))
     return int(row[0]) if row else 0
 
 
@@ -169,23 +123,16 @@ async def fts_facts(
     ranked: bool = True,
     any_of: tuple[str, ...] = (),
     rank_cap: int = RANK_CAP,
-) -> list[aiosqlite.Row]:
+) -> list[Any]:
     """Live facts for one MATCH string, best first, each with its bm25 `rank` (and for an
-    any-term stage, `covered`: how many of `any_of` it holds, which orders first, and `terms`:
-    the indexes in `any_of` of those it holds, comma-separated)."""
-    covering = ranked and len(any_of) > 1
-    n = await hits(store, match, RANK_CAP + 1 if covering else WINDOW + 1)
+    any-term stage, server.memory.coverage: `covered`, how many of `any_of` it holds, which
+    orders first, and `terms`, the indexes in `any_of` of those it holds, comma-separated)."""
+    if ranked and len(any_of) > 1:  # the any-term stage: coverage first, in one hop
+        return await store.read_with(lambda con: covered_facts(con, match, any_of, limit, exclude_host, rank_cap))
+    n = await hits(store, match)
     if n == 0:
         return []
     params: dict[str, Any] = {"match": match, "limit": limit, "host": exclude_host, "window": WINDOW}
-    if covering:
-        union = " UNION ALL ".join(_TERM_ROWIDS.format(n=i) for i in range(len(any_of)))
-        params.update({f"t{i}": m for i, m in enumerate(any_of)})
-        sql = (_COVERED_SQL if n <= rank_cap else _COVERED_NEWEST_SQL).replace("{union}", union)
-        rows = await store.fetchall(sql, {**params, "scan": SCAN})
-        if len(rows) < limit and n > SCAN:  # hidden items among the best candidates: all of them
-            rows = await store.fetchall(sql, {**params, "scan": -1})
-        return rows
     sql = _UNRANKED_SQL if not ranked else _RANK_ALL_SQL if n <= WINDOW else _RANK_NEWEST_SQL
     return await store.fetchall(sql, params)
 
@@ -306,7 +253,7 @@ def _words(held: list[Term]) -> tuple[str, ...]:
     return tuple(s for t in held for s in (t.spelled or (t.word,)))
 
 
-def _covered(row: aiosqlite.Row) -> int:
+def _covered(row: Any) -> int:
     return int(row["covered"]) if "covered" in row.keys() else 0
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from server import ages
 from server.governance.visibility import govern
+from server.memory import coverage
 from server.memory import search as search_mod
 from server.memory.facts import insert_fact
 from server.memory.snippets import MARK_END, MARK_START
@@ -127,7 +128,7 @@ async def test_hidden_items_do_not_crowd_a_visible_one_out_of_search(api: Api) -
 
 async def test_more_hidden_candidates_than_the_rule_is_asked_of_at_first(api: Api) -> None:
     """The any-term stage asks the rule of its best SCAN candidates first, then of all of them."""
-    await _hidden_crowd(api, "walnut", "walnut from the visible site", n=search_mod.SCAN + 50)
+    await _hidden_crowd(api, "walnut", "walnut from the visible site", n=coverage.SCAN + 50)
     assert len(await search(api, "walnut zeppelin")) == 20  # control: the crowd is found
     status, body = await api.put("/api/site-mode", {"host": "hidden.example", "mode": "off"})
     assert status == 200, body
