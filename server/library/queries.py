@@ -27,6 +27,13 @@ _DOC_COLUMNS = (
 )
 
 
+# the documents saved from a page (its normalised URL), newest first
+DOCUMENTS_FOR_PAGE_SQL = (
+    f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')} "  # noqa: S608
+    "ORDER BY d.updated_at DESC, d.id DESC"
+)
+
+
 def document_summary(row: aiosqlite.Row, *, full_text: bool = False) -> dict[str, Any]:
     """The public shape of a document: provenance, metadata, an excerpt (or the full text and
     its Markdown: null for a page saved as text or before pages kept their structure)."""
@@ -60,12 +67,7 @@ def document_summary(row: aiosqlite.Row, *, full_text: bool = False) -> dict[str
 
 async def documents_for_page(store: Store, source_url: str) -> list[dict[str, Any]]:
     """Documents saved from this page (normalised URL), each once, with its chunk count."""
-    url = normalise_url(source_url)
-    rows = await store.fetchall(
-        f"SELECT {_DOC_COLUMNS} FROM documents d WHERE d.source_url = ? AND {visible('documents', 'd')} "  # noqa: S608
-        "ORDER BY d.updated_at DESC, d.id DESC",
-        (url,),
-    )
+    rows = await store.fetchall(DOCUMENTS_FOR_PAGE_SQL, (normalise_url(source_url),))
     return [document_summary(r) for r in rows]
 
 

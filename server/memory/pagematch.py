@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from typing import Any
 
 from server.governance.policy import PolicyOwner
@@ -41,6 +42,25 @@ RELATED_MIN = 0.3  # the cosine a related fact needs (a good paraphrase: server.
 DESCRIPTION_CHARS = 1_000
 
 
+_EXACT_SQL = (
+    f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "  # noqa: S608
+    "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?"
+)
+_SITE_SQL = (
+    f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "  # noqa: S608
+    "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?"
+)
+
+
+def _page_rows(con: sqlite3.Connection, source_url: str, host: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """The exact, site and documents tiers' rows (source_url normalised)."""
+    return (
+        con.execute(_EXACT_SQL, (source_url, EXACT_LIMIT)).fetchall(),
+        con.execute(_SITE_SQL, (host, source_url, SITE_LIMIT)).fetchall(),
+        con.execute(library.DOCUMENTS_FOR_PAGE_SQL, (source_url,)).fetchall(),
+    )
+
+
 def _empty_tiers() -> dict[str, list[Any]]:
     return {"exact": [], "site": [], "related": [], "documents": []}
 
@@ -59,24 +79,13 @@ async def page_match(
     mode = (await policy.mode_for(host)).mode
     if mode == "off":
         return {"mode": mode, "green": False, "tiers": _empty_tiers()}
-    # the tiers are independent reads: they run at once, on the store's readers (the related
-    # tier, the longest, first)
-    related, exact_rows, site_rows, documents = await asyncio.gather(
+    # the related tier (the longest) runs on one reader while the other tiers' reads run, together
+    # in one hop, on the other
+    related, (exact_rows, site_rows, document_rows) = await asyncio.gather(
         _related_tier(store, embedder, title, description, host),
-        store.fetchall(
-            f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
-            f"FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "
-            "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
-            (source_url, EXACT_LIMIT),
-        ),
-        store.fetchall(
-            f"SELECT {FACT_COLUMNS} "  # noqa: S608 - built by visible()
-            f"FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "
-            "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?",
-            (host, source_url, SITE_LIMIT),
-        ),
-        library.documents_for_page(store, source_url),
+        store.read_with(lambda con: _page_rows(con, source_url, host)),
     )
+    documents = [library.document_summary(r) for r in document_rows]
     tiers = {
         "exact": [fact_answer(r) for r in exact_rows],
         "site": [fact_answer(r) for r in site_rows],
