@@ -14,7 +14,9 @@
  *   - ARIA tables (role=table/grid/row/cell) as GFM tables; block content in a cell kept inline;
  *   - links with their absolute http(s)/mailto href (tracking parameters are dropped by the
  *     background with shared/urls.js, the one URL rule); images only as links, only http(s);
- *   - a user's prompt shown pre-wrapped keeps the line breaks it was typed with.
+ *   - a user's prompt shown pre-wrapped keeps the line breaks it was typed with;
+ *   - list items wrapped in the page's own elements inside their list (NotebookLM) stay items of
+ *     that list; a heading holding blocks (role=heading around a <p>) stays one line.
  */
 (function () {
   'use strict';
@@ -210,6 +212,12 @@
     } else if (this.cell) {
       el = /^(A|STRONG|B|EM|I|CODE|DEL|S)$/.test(tag) ? doc.createElement(tag) : null;
       if (!el && block) p.appendChild(doc.createTextNode(' '));
+    } else if (/^(UL|OL)$/.test(p.nodeName) && tag !== 'LI' && node.querySelector('li, [role="listitem"]')) {
+      el = null;  // a wrapper between a list and its items (custom elements around each <li>)
+    } else if (/^H[1-6]$/.test(p.nodeName)) {
+      // a heading holding blocks (role=heading around a <p>): Markdown headings are one line
+      if (block && p.textContent.trim()) p.appendChild(doc.createTextNode(' '));
+      el = doc.createElement(/^(A|STRONG|B|EM|I|CODE|DEL|S)$/.test(tag) ? tag : 'SPAN');
     } else if (KEEP.test(tag)) {
       el = doc.createElement(tag);
     } else {

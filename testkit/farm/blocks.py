@@ -48,15 +48,37 @@ def drop_trackers(href: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(kept)))
 
 
+def link_key(href: str) -> str:
+    """A link as compared: without tracking parameters, and an http(s) URL's empty path as "/"
+    (the page's attribute says https://example.com?x, the browser's resolved href, which the
+    extension stores, https://example.com/?x: one URL)."""
+    href = drop_trackers(href)
+    try:
+        parts = urlsplit(href)
+    except ValueError:
+        return href
+    if parts.scheme.lower() in ("http", "https") and parts.netloc and not parts.path:
+        return urlunsplit(parts._replace(path="/"))
+    return href
+
+
 def inline_text(md: str) -> str:
     """Markdown inline syntax → the text a reader sees (math keeps its TeX)."""
     s = _IMAGE.sub(lambda m: m.group(1), md)
     s = _LINK.sub(lambda m: m.group(1), s)
+    # an escaped character is text, never markup (a literal ** the page shows stays **)
+    held: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        held.append(m.group(1))
+        return f"\ue000{len(held) - 1}\ue001"
+
+    s = _ESCAPE.sub(hold, s)
     s = re.sub(r"(\*\*|__|~~)(.+?)\1", r"\2", s)
     s = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*", r"\1", s)
     s = re.sub(r"(?<![\w_])_(?!\s)(.+?)(?<!\s)_", r"\1", s)
     s = re.sub(r"`+([^`]*)`+", r"\1", s)
-    s = _ESCAPE.sub(r"\1", s)
+    s = re.sub("\ue000(\\d+)\ue001", lambda m: held[int(m.group(1))], s)
     return collapse(s)
 
 
@@ -186,7 +208,7 @@ def _same(kind: str) -> Callable[[dict[str, Any], dict[str, Any]], bool]:
         return lambda w, g: collapse(w["text"]) == g["text"]
     if kind == "math":
         return lambda w, g: re.sub(r"\s+", "", w["tex"]) == re.sub(r"\s+", "", g["tex"])
-    return lambda w, g: collapse(w["text"]) == g["text"] and drop_trackers(w["href"]) == drop_trackers(g["href"])
+    return lambda w, g: collapse(w["text"]) == g["text"] and link_key(w["href"]) == link_key(g["href"])
 
 
 def align(expected_turns: Sequence[dict[str, Any]], captured: Sequence[dict[str, Any]]) -> list[int | None]:

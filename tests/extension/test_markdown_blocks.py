@@ -47,6 +47,8 @@ REAL_DOM_FLOORS: dict[str, int] = {
     "defuddle-chatgpt-citations": 18,
     "oae-gemini-deep-research": 37,
     "oae-perplexity-deep-research": 23,
+    "chatgpt-formatting-showcase": 9,
+    "oaix-notebooklm-chat-simple": 3,
 }
 
 
@@ -110,3 +112,28 @@ async def test_parse_blocks_reads_what_the_extension_writes() -> None:
     # the scorer can fail: a code block one character off is a mismatch
     want = [{"role": "assistant", "blocks": [{"kind": "code", "lang": "py", "code": "def f():\n    return '`' "}]}]
     assert score(want, [{"role": "assistant", "text": "", "markdown": md}])["code_mismatches"]
+
+
+async def test_links_compare_as_one_url() -> None:
+    """The page's attribute and the browser's resolved href are one URL (an empty path is "/");
+    tracking parameters do not count; another path or host is another link."""
+    want = [
+        {"role": "assistant", "blocks": [{"kind": "link", "text": "ex", "href": "https://example.com?utm_source=x"}]}
+    ]
+
+    def found(href: str) -> int:
+        return int(score(want, [{"role": "assistant", "text": "", "markdown": f"[ex]({href})"}])["found"])
+
+    assert found("https://example.com/?utm_source=x") == 1
+    assert found("https://example.com/") == 1
+    assert found("https://example.com/a") == 0  # the scorer can fail
+    assert found("https://example.org/") == 0
+
+
+async def test_escaped_markup_is_text() -> None:
+    """A literal ** the page shows is escaped by the extension and read back as **; real
+    emphasis is not text."""
+    md = "- the page shows \\*\\*this\\*\\* and **bold** and *it*\n- two"
+    assert parse_blocks(md) == [
+        {"kind": "list", "ordered": False, "items": ["the page shows **this** and bold and it", "two"]}
+    ]
