@@ -28,6 +28,7 @@
 
   var KEEP = /^(P|A|STRONG|B|EM|I|CODE|PRE|UL|OL|LI|TABLE|THEAD|TBODY|TFOOT|TR|TH|TD|H[1-6]|BLOCKQUOTE|HR|DEL|S|STRIKE)$/;
   var TABLE_PARTS = /^(TABLE|THEAD|TBODY|TFOOT|TR)$/;
+  var INLINE = /^(A|STRONG|B|EM|I|CODE|DEL|S)$/;  // kept inside a table cell or a heading, which hold one line
   /** @type {Record<string, string>} */
   var ROLE_TAG = {
     table: 'TABLE', grid: 'TABLE', treegrid: 'TABLE', row: 'TR', columnheader: 'TH', rowheader: 'TH',
@@ -210,14 +211,14 @@
     } else if (TABLE_PARTS.test(p.nodeName)) {
       el = null;  // a wrapper between table parts
     } else if (this.cell) {
-      el = /^(A|STRONG|B|EM|I|CODE|DEL|S)$/.test(tag) ? doc.createElement(tag) : null;
+      el = INLINE.test(tag) ? doc.createElement(tag) : null;
       if (!el && block) p.appendChild(doc.createTextNode(' '));
     } else if (/^(UL|OL)$/.test(p.nodeName) && tag !== 'LI' && node.querySelector('li, [role="listitem"]')) {
       el = null;  // a wrapper between a list and its items (custom elements around each <li>)
     } else if (/^H[1-6]$/.test(p.nodeName)) {
       // a heading holding blocks (role=heading around a <p>): Markdown headings are one line
       if (block && p.textContent.trim()) p.appendChild(doc.createTextNode(' '));
-      el = doc.createElement(/^(A|STRONG|B|EM|I|CODE|DEL|S)$/.test(tag) ? tag : 'SPAN');
+      el = doc.createElement(INLINE.test(tag) ? tag : 'SPAN');
     } else if (KEEP.test(tag)) {
       el = doc.createElement(tag);
     } else {

@@ -69,14 +69,10 @@ class Store:
         self.after_commit: list[Callable[[], None]] = []
 
     async def _read(self, sql: str, params: Params) -> Iterable[aiosqlite.Row]:
+        args = _params(params)
         if _IN_TX.get():
-            return await self.conn.execute_fetchall(sql, _params(params))
-        i = min(range(len(self.readers)), key=self._busy.__getitem__)
-        self._busy[i] += 1
-        try:
-            return await self.readers[i].execute_fetchall(sql, _params(params))
-        finally:
-            self._busy[i] -= 1
+            return await self.conn.execute_fetchall(sql, args)
+        return await self.read_with(lambda con: con.execute(sql, args).fetchall())
 
     async def read_with(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """fn(connection) on the least busy reader, in one thread hop: statements that belong

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from queue import SimpleQueue
 from typing import Any, TypeVar
@@ -62,12 +62,6 @@ class Reader:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((future, fn))
         return await future
-
-    async def execute_fetchall(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
-        def run(con: sqlite3.Connection) -> list[sqlite3.Row]:
-            return con.execute(sql, params if isinstance(params, Mapping) else tuple(params)).fetchall()
-
-        return await self.call(run)
 
     async def create_function(self, name: str, num_params: int, func: Callable[..., Any]) -> None:
         await self.call(lambda con: con.create_function(name, num_params, func, deterministic=False))
