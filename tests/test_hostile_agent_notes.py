@@ -1,6 +1,7 @@
 """A note an agent writes through `wherefrom mcp --allow-writes` carries its origin (`via: mcp`)
-wherever it is shown: the panel's answers (page match, search), the JSON and Markdown export,
-and MCP's own results; a note the person writes carries none (the control)."""
+wherever it is shown: the panel's answers (page match with its related tier, search by words
+and by meaning), the JSON and Markdown export, and MCP's own results; a note the person writes
+carries none (the control)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ async def test_an_agents_note_says_via_mcp_everywhere(server: ServerProcess, tmp
     assert by_text == {"walnut person note": None, "walnut agent note": "mcp"}, by_text
     status, results = server.call("GET", "/api/search?q=walnut")
     assert {r["text"]: r.get("via") for r in results["results"]} == by_text
+    # by meaning too: the meaning lane alone, and the related tier of a page on another site
+    status, results = server.call("GET", "/api/search?q=walnut&lanes=meaning")
+    assert status == 200 and {r["text"]: r.get("via") for r in results["results"]} == by_text, results
+    status, match = server.call("GET", "/api/page-match?url=https://other.example/nuts&title=Walnut")
+    assert status == 200 and {i["text"]: i.get("via") for i in match["tiers"]["related"]} == by_text, match
 
     settings = Settings(data_dir=server.data_dir, port=server.port)
     out = tmp_path / "export"

@@ -23,6 +23,7 @@ from server.governance.visibility import visible
 from server.meaning import model as model_mod
 from server.meaning.embedder import Embedder, json_ids
 from server.meaning.index import CHUNK, FACT, BitIndex
+from server.memory.facts import ANSWER_COLUMNS
 from server.store.db import Store
 from server.textcaps import cap
 
@@ -37,8 +38,7 @@ _VECTORS_SQL = """
 SELECT v.id, v.vec, v.fact_id, v.chunk_id FROM vectors v WHERE v.id IN (SELECT value FROM json_each(:ids))
 """
 _FACT_ROWS_SQL = f"""
-SELECT f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref,
-       f.valid_at, f.granularity, f.role, f.conversation_id, f.markdown
+SELECT {ANSWER_COLUMNS}
 FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
   AND (:host IS NULL OR f.source_host != :host)
 """  # noqa: S608 - built by visible()

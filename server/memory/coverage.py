@@ -23,14 +23,11 @@ from typing import Any
 import numpy as np
 
 from server.governance.visibility import visible
+from server.memory.facts import ANSWER_COLUMNS
 
 VISIBLE_FACT = visible("facts", "f")
 WINDOW = 400  # most hits ranked by bm25 for one MATCH (ranking costs ~20 us a hit)
 SCAN = 4 * WINDOW  # candidates the rule is asked of first
-COLUMNS = (
-    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
-    "f.role, f.conversation_id, f.markdown, f.via"
-)
 HOST = "(:host IS NULL OR f.source_host != :host)"
 
 COUNT_SQL = "SELECT COUNT(*) FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? LIMIT ?)"
@@ -47,7 +44,7 @@ LIMIT :window
 """  # noqa: S608 - built by visible()
 _RANKS_SQL = "SELECT rowid, bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH ?"
 _ROWS_SQL = f"""
-SELECT {COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {VISIBLE_FACT}
+SELECT {ANSWER_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {VISIBLE_FACT}
 """  # noqa: S608 - built by visible()
 
 

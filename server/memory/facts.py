@@ -175,6 +175,13 @@ async def write_fact(
     return fact_id
 
 
+# the columns fact_answer reads, as every reader of answered facts selects them (alias f)
+ANSWER_COLUMNS = (
+    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
+    "f.role, f.conversation_id, f.markdown, f.via"
+)
+
+
 def fact_answer(row: aiosqlite.Row, *, now: float | None = None) -> dict[str, Any]:
     """A fact as every answer shows it: provenance, kind and age at the fact's granularity."""
     out: dict[str, Any] = {

@@ -25,17 +25,13 @@ from server.governance.visibility import visible
 from server.library import queries as library
 from server.meaning import lane
 from server.meaning.embedder import Embedder
-from server.memory.facts import fact_answer
+from server.memory.facts import ANSWER_COLUMNS, fact_answer
 from server.memory.search import fts_facts, match_stages
 from server.probe_cache import ProbeCache
 from server.store.db import Store
 from server.urls import host_of, normalise_url
 
 EXACT_LIMIT = 50
-FACT_COLUMNS = (
-    "f.id, f.kind, f.title, f.text, f.source_url, f.source_host, f.source_ref, f.valid_at, f.granularity, "
-    "f.role, f.conversation_id, f.markdown, f.via"
-)
 SITE_LIMIT = 20
 RELATED_LIMIT = 10
 RELATED_MIN = 0.3  # the cosine a related fact needs (a good paraphrase: server.memory.ranking)
@@ -43,11 +39,11 @@ DESCRIPTION_CHARS = 1_000
 
 
 _EXACT_SQL = (
-    f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "  # noqa: S608
+    f"SELECT {ANSWER_COLUMNS} FROM facts f WHERE f.source_url = ? AND {visible('facts', 'f')} "  # noqa: S608
     "ORDER BY f.valid_at DESC, f.id DESC LIMIT ?"
 )
 _SITE_SQL = (
-    f"SELECT {FACT_COLUMNS} FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "  # noqa: S608
+    f"SELECT {ANSWER_COLUMNS} FROM facts f WHERE f.source_host = ? AND {visible('facts', 'f')} "  # noqa: S608
     "AND f.source_url != ? ORDER BY f.valid_at DESC, f.id DESC LIMIT ?"
 )
 

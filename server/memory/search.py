@@ -23,8 +23,8 @@ from typing import Any
 
 from server.governance.visibility import visible
 from server.library import queries as library
-from server.memory.coverage import COLUMNS, COUNT_SQL, HOST, WINDOW, covered_facts
-from server.memory.facts import fact_answer
+from server.memory.coverage import COUNT_SQL, HOST, WINDOW, covered_facts
+from server.memory.facts import ANSWER_COLUMNS, fact_answer
 from server.memory.snippets import add_snippets
 from server.memory.typos import MAX_WORDS, corrections
 from server.searchtext import STOP_WORDS, match_all, match_any, term_match, terms
@@ -37,7 +37,7 @@ CORRECTED_WEIGHT = 0.75  # a word found by its corrected spelling counts this mu
 # hit would cost time in proportion to the store (a common word in 1M facts: seconds), so the
 # newest WINDOW visible hits (rowid order, which is write order) are ranked instead.
 _RANK_ALL_SQL = f"""
-SELECT {COLUMNS}, hit.rank AS rank FROM (
+SELECT {ANSWER_COLUMNS}, hit.rank AS rank FROM (
   SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH :match
 ) hit JOIN facts f ON f.id = hit.rowid
 WHERE {VISIBLE_FACT} AND {HOST}
@@ -45,14 +45,14 @@ ORDER BY hit.rank, f.valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _RANK_NEWEST_SQL = f"""
 SELECT * FROM (
-  SELECT {COLUMNS}, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  SELECT {ANSWER_COLUMNS}, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
   WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {HOST}
   ORDER BY facts_fts.rowid DESC LIMIT :window
 ) ORDER BY rank, valid_at DESC LIMIT :limit
 """  # noqa: S608 - built by visible()
 _UNRANKED_SQL = f"""
 SELECT * FROM (
-  SELECT {COLUMNS}, 0.0 AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+  SELECT {ANSWER_COLUMNS}, 0.0 AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
   WHERE facts_fts MATCH :match AND {VISIBLE_FACT} AND {HOST}
   ORDER BY facts_fts.rowid DESC LIMIT :window
 ) ORDER BY valid_at DESC LIMIT :limit
