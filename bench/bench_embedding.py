@@ -53,7 +53,7 @@ def corpus() -> tuple[list[str], list[str]]:
 
 
 def model_mod_item(title: str, text: str) -> str:
-    from server.meaning.embedder import item_text
+    from server.meaning.items import item_text
 
     return item_text(title, text)
 

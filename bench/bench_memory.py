@@ -47,7 +47,9 @@ from bench.memory_store import (  # noqa: E402
     sql_match,
     sql_probe,
     sql_search,
+    synthetic_deep_vectors,
 )
+from server.meaning import minilm  # noqa: E402
 from testkit.server_process import free_port  # noqa: E402
 
 # --- the server -------------------------------------------------------------------------------
@@ -230,6 +232,13 @@ def main() -> int:
             print(
                 f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
                 f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB"
+            )
+        if minilm.available():
+            t0 = time.perf_counter()
+            n = synthetic_deep_vectors(db)
+            print(
+                f"second model's vectors: {n:,} written as random int8 in {time.perf_counter() - t0:.0f}s "
+                "(its build reads ~100 items/s: latency only here, quality in bench_search_quality.py)"
             )
         asyncio.run(run(data_dir, args.samples, args.promnesia, args.promnesia_samples))
     finally:

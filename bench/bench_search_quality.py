@@ -299,14 +299,16 @@ def rss_mb(pid: int) -> float:
 
 
 async def wait_for_vectors(server: ServerProcess) -> dict[str, Any]:
-    """Wait for the background embedder to finish; its progress and how long that took."""
+    """Wait for the background embedder to finish (both models); its progress and how long that
+    took."""
     headers = {"Authorization": f"Bearer {server.token}"}
     t0 = time.perf_counter()
     async with aiohttp.ClientSession() as session:
         while True:
             async with session.get(server.base + "/api/health", headers=headers) as resp:
                 meaning = (await resp.json())["meaning"]
-            if meaning["state"] in ("ready", "failed"):
+            second = meaning.get("deep", {}).get("state", "off")
+            if meaning["state"] in ("ready", "failed") and second in ("ready", "off", "failed"):
                 return {**meaning, "waited_s": round(time.perf_counter() - t0, 1)}
             await asyncio.sleep(0.2)
 

@@ -13,11 +13,14 @@ import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from server import ages
 from server.governance.policy import sensitive_defaults
 from server.governance.visibility import FUNCTION, HostVisibility
 from server.meaning import lane, model
-from server.meaning.embedder import Embedder, json_ids
+from server.meaning.embedder import Embedder
+from server.meaning.items import json_ids
 from server.memory.coverage import COUNT_SQL, WINDOW, covered_facts
 from server.memory.facts import INSERT_FACT, fact_row
 from server.memory.pagematch import RELATED_LIMIT, strip_site_name
@@ -178,6 +181,38 @@ def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
         "conversations": conversations,
         "seconds": time.perf_counter() - t0,
     }
+
+
+def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
+    """Every item's vector of the second model (server.meaning.deep) as a random int8 vector, and
+    its queue emptied: that model reads ~100 items a second, so 1M real ones would take hours of
+    CPU. For the lookups' latency only (the rerank reads and scores them like real ones); the
+    quality of the rerank is bench_search_quality.py's, on real vectors. How many were written."""
+    from server.meaning import minilm
+
+    rng = np.random.default_rng(seed)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA synchronous=OFF")
+    written = 0
+    for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
+        after = 0
+        while True:
+            ids = [r[0] for r in con.execute(
+                "SELECT id FROM deep_queue WHERE item = ? AND id > ? ORDER BY id LIMIT 50000", (item, after)
+            )]  # fmt: skip
+            if not ids:
+                break
+            vecs = rng.integers(-127, 128, size=(len(ids), minilm.DIMS), dtype=np.int8)
+            with con:
+                con.executemany(
+                    f"INSERT OR REPLACE INTO deep_vectors({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
+                    [(i, minilm.NAME, v.tobytes()) for i, v in zip(ids, vecs, strict=True)],
+                )
+                con.execute("DELETE FROM deep_queue WHERE item = ? AND id <= ?", (item, ids[-1]))
+            written += len(ids)
+            after = ids[-1]
+    con.close()
+    return written
 
 
 def _insert(con: sqlite3.Connection, prov: Provenance, **fields: Any) -> None:

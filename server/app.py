@@ -33,7 +33,7 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
         app[appkeys.STORE] = store
         app[appkeys.POLICY] = await visibility.govern(store)
         log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
-        embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s)
+        embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s, second_model=not settings.no_second_model)
         await embedder.start()
     except BaseException:
         await store.close()  # its connection threads would keep a failed start from exiting

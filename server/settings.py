@@ -55,6 +55,12 @@ class Settings:
         type=float,
         metavar="SECONDS",
     )
+    no_second_model: bool = _setting(
+        False,
+        "do not run the second embedding model (all-MiniLM-L6-v2): no core is spent building its "
+        "vectors, and a paraphrase is found less often",
+        action="store_true",
+    )
     ledger: Path | None = _setting(
         None, "append one JSON line per request received to this file (for the test farm)", type=Path
     )

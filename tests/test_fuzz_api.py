@@ -3,6 +3,7 @@ no 5xx, the one error shape on every refusal, and nothing written by a refused r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -116,9 +117,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 def counts(live: LiveServer) -> dict[str, int]:
     async def read() -> dict[str, int]:
         assert live.app is not None
-        # the background embedder turns earlier writes' queue rows into vectors at its own pace:
-        # let it catch up first, so that a change seen below is the request's own
-        await live.app[appkeys.EMBEDDER].settled()
+        # the background embedder turns earlier writes' queue rows into vectors at its own pace
+        # (both models'): let it catch up first, so that a change seen below is the request's own
+        await asyncio.wait_for(live.app[appkeys.EMBEDDER].idle.wait(), 60)
         store = live.app[appkeys.STORE]
         names = [r[0] for r in await store.fetchall(ITEM_TABLES_SQL)]
         return {n: (await store.fetchall(f'SELECT count(*) FROM "{n}"'))[0][0] for n in names if n != "activity"}

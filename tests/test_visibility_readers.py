@@ -46,11 +46,11 @@ NOT_READERS = {
     "server/dataio/importer.py:_record": "the import writer finds its own activity row to add the next batch to",
     "server/dataio/export.py:_left_out": "counts, per host, what the export leaves out (site off); no item",
     "server/library/pipeline.py:delete_document": "an explicit removal by id reads the row it removes",
-    "server/meaning/embedder.py:_FACT_TEXT_SQL": "the embedder reads every queued fact's text (hidden: undo)",
-    "server/meaning/embedder.py:_CHUNK_TEXT_SQL": "the embedder reads every queued chunk's text (hidden too)",
+    "server/meaning/items.py:TEXT_SQL": "the builds read every queued item's text (hidden too: a forget can be undone)",
     "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
     "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; answers no item",
     "server/meaning/lane.py:_VECTORS_SQL": "ranks candidates by their vectors; their items are read through the rule",
+    "server/meaning/deep.py:_VECTORS_SQL": "rescores candidates by the second model's vectors; items: through the rule",
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }

@@ -21,6 +21,27 @@ def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) ->
 
 def meaning_line(m: dict[str, Any]) -> str:
     """One line on search by meaning (the embedder's progress in GET /api/health)."""
+    line = _static_line(m)
+    deep = m.get("deep")
+    if isinstance(deep, dict):
+        line += "; " + _deep_part(deep)
+    return line
+
+
+def _deep_part(d: dict[str, Any]) -> str:
+    state = d.get("state")
+    if state == "building":
+        return f"second model ({d.get('model')}): building, {d.get('pending', 0):,} items to go"
+    if state == "ready":
+        return f"second model ({d.get('model')}): ready"
+    if state == "failed":
+        return f"second model: stopped ({d.get('error')})"
+    if state == "off":
+        return f"second model: {d.get('off', 'off')} (paraphrases are found less often)"
+    return f"second model: {state}"
+
+
+def _static_line(m: dict[str, Any]) -> str:
     state, pending, vectors = m.get("state"), m.get("pending", 0), m.get("vectors", 0)
     if state == "building":
         return f"search by meaning: building, {pending:,} items to go ({vectors:,} vectors so far)"

@@ -8,6 +8,8 @@ by the migration, so the first start builds the vectors in the background, resum
 search works meanwhile. Writes wake it (Store.after_commit); it sleeps when the queue is empty.
 While import batches keep arriving it holds back (`defer`: the batches' own writes first, each
 turn searchable by its words at once), and a search that waits for fresh vectors ends the hold.
+When its own queue is empty it builds the second model's vectors (server.meaning.deep), a small
+batch at a time, so a new item waits at most one of those batches for its static vector.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import aiosqlite
 from server import heap
 from server.meaning import model as model_mod
 from server.meaning import partitions
+from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
+from server.meaning.items import ITEMS, item_texts, json_ids
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
@@ -38,29 +42,16 @@ RELEASE_AFTER = 10_000  # items embedded since the last time the freed memory we
 # reads and deletes its rows without scanning the rest of a long queue (a 1M backfill)
 _QUEUE_SQL = "SELECT id FROM embed_queue WHERE item = ? ORDER BY id LIMIT ?"
 _DEQUEUE_SQL = "DELETE FROM embed_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"
-ITEMS = ("fact", "chunk")
-# the embedder reads every queued item, hidden ones too (their vectors are filtered where they
-# are read, and a forget can be undone); the text is what it embeds
-_FACT_TEXT_SQL = "SELECT f.id, f.title, f.text FROM facts f WHERE f.id IN (SELECT value FROM json_each(?))"
-_CHUNK_TEXT_SQL = (
-    "SELECT c.id, d.title, c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id "
-    "WHERE c.id IN (SELECT value FROM json_each(?))"
-)
 _INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits, part FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
 
 
-def item_text(title: str, text: str) -> str:
-    """What is embedded for an item: its title (when it has one), then its text."""
-    title = (title or "").strip()
-    return f"{title}\n{text}" if title else text
-
-
 class Embedder:
-    def __init__(self, store: Store, settle_s: float = SETTLE_S) -> None:
+    def __init__(self, store: Store, settle_s: float = SETTLE_S, *, second_model: bool = True) -> None:
         self.store = store
         self.settle_s = settle_s
         self.index = BitIndex()
+        self.deep = DeepLane(store, enabled=second_model)  # the second model: its build follows this one's queue
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
         self.wake = asyncio.Event()
         self.state = "loading"  # loading -> building -> ready (building again while a queue drains)
@@ -86,6 +77,7 @@ class Embedder:
             "vectors": len(self.index),
             "index": self._index_state(),
             "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
+            "deep": self.deep.progress(),
             **({"error": self.error} if self.error else {}),
         }
 
@@ -127,6 +119,7 @@ class Embedder:
             log.exception("the embedding model did not load")
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
             return
+        await self.deep.start(self.executor)
         self.store.after_commit.append(self._written)
         self._task = asyncio.create_task(self._run(), name="embedder")
 
@@ -153,6 +146,8 @@ class Embedder:
                     self.state, self.pending = "ready", 0
                 if await partitions.step(self.store, self.index, self.executor, idle=n == 0):
                     continue  # the queue first, then the next piece of partitioning
+                if n == 0 and await self.deep.step(self.executor):
+                    continue  # then the second model's queue, a batch at a time
                 if n == 0:
                     if self.done - self.released_at >= RELEASE_AFTER:  # a build ended: give back its batches
                         self.released_at = self.done
@@ -207,14 +202,14 @@ class Embedder:
             self._pulse(seen)
             return 0
         self.state = "building"
-        texts = await self._texts(wanted)
+        texts = await item_texts(self.store, wanted)
         keys = list(texts)
         m = await asyncio.get_running_loop().run_in_executor(self.executor, model_mod.model)
         windows = await asyncio.get_running_loop().run_in_executor(
             self.executor, m.embed_windows, [texts[k] for k in keys]
         )
         async with self.store.transaction() as conn:
-            now = await self._texts(wanted)
+            now = await item_texts(self.store, wanted)
             fresh = [(k, v) for k, v in zip(keys, windows, strict=True) if now.get(k) == texts[k]]
             # a changed item is still queued (its trigger re-queued it), for the next batch
             added = await self._write(conn, fresh)
@@ -234,14 +229,6 @@ class Embedder:
         self.caught_up = max(self.caught_up, seen)
         self._stepped.set()
         self._stepped = asyncio.Event()
-
-    async def _texts(self, wanted: dict[str, list[int]]) -> dict[tuple[str, int], str]:
-        out: dict[tuple[str, int], str] = {}
-        for item, sql in (("fact", _FACT_TEXT_SQL), ("chunk", _CHUNK_TEXT_SQL)):
-            if wanted[item]:
-                for r in await self.store.fetchall(sql, (json_ids(wanted[item]),)):
-                    out[(item, int(r[0]))] = item_text(r[1], r[2])
-        return out
 
     async def _write(
         self, conn: aiosqlite.Connection, fresh: list[tuple[tuple[str, int], model_mod.Vectors]]
@@ -279,8 +266,3 @@ class Embedder:
         """Embed until the queue is empty (tests and tools; the server's task does this itself)."""
         while await self.step():
             pass
-
-
-def json_ids(ids: list[int]) -> str:
-    """Ids as the JSON array the statements read with json_each."""
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"

