@@ -28,6 +28,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -71,8 +72,19 @@ def prober(base: str, token: str, stop: threading.Event, samples: list[tuple[flo
         t0 = time.perf_counter()
         with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 - loopback, our server
             body = json.loads(resp.read())
-        samples.append(((time.perf_counter() - t0) * 1000, body["meaning"]["state"]))
+        samples.append(((time.perf_counter() - t0) * 1000, phase(body["meaning"])))
         time.sleep(0.01)
+
+
+def phase(meaning: dict[str, Any]) -> str:
+    """building (the static model's vectors), second (then the second model's), ready (both)."""
+    if meaning["state"] == "ready" and meaning.get("deep", {}).get("state") == "building":
+        return "second"
+    return str(meaning["state"])
+
+
+def summary(ms: list[float]) -> dict[str, Any]:
+    return {"n": len(ms), "p50": statistics.median(ms), "p99": pct(ms, 99), "max": max(ms)} if ms else {}
 
 
 def cpu_s(pid: int) -> float:
@@ -112,6 +124,11 @@ def main() -> int:
             assert server.proc is not None
             server_cpu = cpu_s(server.proc.pid)
             meaning = health["meaning"]
+            second_s, second_cpu = 0.0, 0.0
+            while phase(health["meaning"]) == "second":  # the second model's build, after the first's
+                time.sleep(0.5)
+                status, health = server.call("GET", "/api/health", headers={"Authorization": f"Bearer {server.token}"})
+                second_s, second_cpu = time.perf_counter() - t0 - build_s, cpu_s(server.proc.pid) - server_cpu
             time.sleep(min(build_s, 30))  # the baseline: as long again, idle
         finally:
             stop.set()
@@ -120,6 +137,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     during = [ms for ms, state in samples if state == "building"]
+    second = [ms for ms, state in samples if state == "second"]
     after = [ms for ms, state in samples if state == "ready"]
     result = {
         "notes": args.notes,
@@ -136,6 +154,19 @@ def main() -> int:
         }
         if during
         else {},
+        "second_model": {
+            "build_s": round(second_s, 1),
+            "items_per_s": round(args.notes / second_s) if second_s else None,
+            "items_per_server_cpu_s": round(args.notes / second_cpu) if second_cpu else None,
+            "health_ms": {
+                "n": len(second),
+                "p50": statistics.median(second),
+                "p99": pct(second, 99),
+                "max": max(second),
+            }
+            if second
+            else {},
+        },
         "health_ms_after": {"n": len(after), "p50": statistics.median(after), "p99": pct(after, 99), "max": max(after)}
         if after
         else {},

@@ -104,7 +104,13 @@ async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]
             await asyncio.sleep(1)
 
 
-async def run(data_dir: Path, samples: int, promnesia: str | None = None, promnesia_samples: int = 200) -> None:
+async def run(
+    data_dir: Path,
+    samples: int,
+    promnesia: str | None = None,
+    promnesia_samples: int = 200,
+    server_args: Sequence[str] = (),
+) -> None:
     db = data_dir / "wherefrom.db"
     pages = sample_pages(db, samples * 2 + 50)
     probe_pages, match_pages = pages[:samples], pages[samples : samples * 2]
@@ -123,6 +129,7 @@ async def run(data_dir: Path, samples: int, promnesia: str | None = None, promne
             str(data_dir),
             "--log-level",
             "warning",
+            *server_args,
         ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -215,6 +222,7 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--data-dir", type=Path, default=None, help="where to build (default: a temp dir, removed)")
     ap.add_argument("--reuse", action="store_true", help="use the store already in --data-dir")
+    ap.add_argument("--no-second-model", action="store_true", help="serve without the second model (A/B of its cost)")
     ap.add_argument("--promnesia", default=None, help="a Python with promnesia installed: time its /visits too")
     ap.add_argument("--promnesia-samples", type=int, default=200, help="pages asked of Promnesia (~0.1-1 s each)")
     args = ap.parse_args()
@@ -233,14 +241,15 @@ def main() -> int:
                 f"built {info['items']:,} items, {info['pages']:,} pages, {info['hosts']:,} hosts, "
                 f"{info['conversations']:,} conversations in {info['seconds']:.0f}s; db {size:.0f} MB"
             )
-        if minilm.available():
+        if minilm.available() and not args.no_second_model:
             t0 = time.perf_counter()
             n = synthetic_deep_vectors(db)
             print(
                 f"second model's vectors: {n:,} written as random int8 in {time.perf_counter() - t0:.0f}s "
                 "(its build reads ~100 items/s: latency only here, quality in bench_search_quality.py)"
             )
-        asyncio.run(run(data_dir, args.samples, args.promnesia, args.promnesia_samples))
+        server_args = ["--no-second-model"] if args.no_second_model else []
+        asyncio.run(run(data_dir, args.samples, args.promnesia, args.promnesia_samples, server_args))
     finally:
         if args.data_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)

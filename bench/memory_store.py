@@ -194,7 +194,7 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
     con = sqlite3.connect(db)
     con.execute("PRAGMA synchronous=OFF")
     written = 0
-    for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
+    for item, table, column in (("fact", "deep_fact_vectors", "fact_id"), ("chunk", "deep_chunk_vectors", "chunk_id")):
         after = 0
         while True:
             ids = [r[0] for r in con.execute(
@@ -205,7 +205,7 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
             vecs = rng.integers(-127, 128, size=(len(ids), minilm.DIMS), dtype=np.int8)
             with con:
                 con.executemany(
-                    f"INSERT OR REPLACE INTO deep_vectors({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
+                    f"INSERT OR REPLACE INTO {table}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
                     [(i, minilm.NAME, v.tobytes()) for i, v in zip(ids, vecs, strict=True)],
                 )
                 con.execute("DELETE FROM deep_queue WHERE item = ? AND id <= ?", (item, ids[-1]))

@@ -50,7 +50,8 @@ NOT_READERS = {
     "server/meaning/embedder.py:_write": "the vector writer reads the largest vector id to number new rows",
     "server/meaning/embedder.py:_LOAD_SQL": "loads vector ids and bits into the index; answers no item",
     "server/meaning/lane.py:_VECTORS_SQL": "ranks candidates by their vectors; their items are read through the rule",
-    "server/meaning/deep.py:_VECTORS_SQL": "rescores candidates by the second model's vectors; items: through the rule",
+    "server/meaning/deep.py:_FACT_VECTORS_SQL": "the second model's vectors of candidate facts, to rescore; no item",
+    "server/meaning/deep.py:_CHUNK_VECTORS_SQL": "the second model's vectors of candidate chunks, to rescore; no item",
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }

@@ -40,7 +40,11 @@ ITEM_TABLES: dict[str, bool] = {
 # full-text tables are read only through a join back to their content table, which carries the rule
 FTS_TABLES = {"facts_fts": "facts", "document_chunks_fts": "document_chunks"}
 # index tables (no provenance of their own) are read only joined back to an item table they index
-INDEX_TABLES = {"vectors": ("facts", "document_chunks"), "deep_vectors": ("facts", "document_chunks")}
+INDEX_TABLES = {
+    "vectors": ("facts", "document_chunks"),
+    "deep_fact_vectors": ("facts",),
+    "deep_chunk_vectors": ("document_chunks",),
+}
 MEMO_MAX = 200_000  # hosts remembered per policy (~20 MB); a store of 1M items spans ~17k
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

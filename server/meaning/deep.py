@@ -2,16 +2,17 @@
 candidates.
 
 The static model (server.meaning.model) embeds thousands of items a second and finds the
-candidates; it misses most paraphrases ("getting a new pup used to its kennel" for a note on
-crate training). The sentence transformer separates them far better but embeds ~100 items a
-second, so it never scans: each item gets one vector of it (`deep_vectors`, 0014), built by the
-embedder's task after its own queue, in batches off the event loop, resumably (`deep_queue`); a
-search embeds its query with it too (a few ms) and each candidate is scored by the mean of its
-two cosines (`mixed`), or by the static one alone while its item has no vector of this model yet.
+candidates; it misses most paraphrases ("getting a new pup used to its kennel" for a note on crate
+training). The sentence transformer separates them far better but embeds ~100 items a second, so it
+never scans: each item gets one vector of it (`deep_fact_vectors`, `deep_chunk_vectors`: 0014),
+built by the embedder's task after its own queue, in batches off the event loop, resumably
+(`deep_queue`); a search embeds its query with it too (a few ms) and each candidate is scored by
+the mean of its two cosines (`mixed`), or by the static one alone while its item has no vector of
+this model yet.
 
 The meaning lane of page-match (the page's title: one lookup per page open, under a 5 ms budget)
-keeps the static model alone. When the model's package is not installed the lane is `off` and
-the meaning lane is the static model's, as before.
+keeps the static model alone. When the model's package is not installed the lane is `off` and the
+meaning lane is the static model's, as before.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
 from server.meaning import minilm
@@ -35,12 +36,11 @@ KNOWN_WORDS = 0.5  # the share of a query's words the second model must know to 
 BATCH = 16  # items a step: ~0.15 s of one core, so the static model's queue waits little behind it
 _QUEUE_SQL = "SELECT id FROM deep_queue WHERE item = ? ORDER BY id LIMIT ?"
 _DEQUEUE_SQL = "DELETE FROM deep_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"
-_COLUMN = {"fact": "fact_id", "chunk": "chunk_id"}
-# the candidates' vectors of this model, to rescore them: no item is answered from this read
-_VECTORS_SQL = {
-    item: f"SELECT {column}, vec FROM deep_vectors WHERE {column} IN (SELECT value FROM json_each(?))"  # noqa: S608
-    for item, column in _COLUMN.items()
-}
+_TABLE = {"fact": ("deep_fact_vectors", "fact_id"), "chunk": ("deep_chunk_vectors", "chunk_id")}
+# the candidates' vectors of this model, to rescore them: no item is answered from these reads
+_FACT_VECTORS_SQL = "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id IN (SELECT value FROM json_each(?))"
+_CHUNK_VECTORS_SQL = "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))"
+_VECTORS_SQL = {"fact": _FACT_VECTORS_SQL, "chunk": _CHUNK_VECTORS_SQL}
 
 
 def mixed(static: float, deep: float | None) -> float:
@@ -78,10 +78,9 @@ class DeepLane:
             **({"off": self.off_reason} if self.off_reason else {}),
         }
 
-    async def start(self, executor: Executor) -> None:
-        """Load the model (off the loop; the first time on a machine it is built, ~3 s)."""
-        if self.state == "off":
-            return
+    async def _start(self, executor: Executor) -> None:
+        """Load the model (off the loop; the first time on a machine it is built, ~3 s). Not
+        before the static model's queue is empty: a large build's memory is given back first."""
         try:
             await asyncio.get_running_loop().run_in_executor(executor, minilm.model)
         except Exception as e:  # search by the static model goes on; health says why
@@ -93,7 +92,10 @@ class DeepLane:
         self.state = "building" if self.pending else "ready"
 
     async def step(self, executor: Executor) -> int:
-        """Embed one batch of the queue; how many queue rows it handled (0: empty, or off)."""
+        """Embed one batch of the queue; how many queue rows it handled (0: empty, or off). The
+        first call loads the model."""
+        if self.state == "loading":
+            await self._start(executor)
         if not self.on:
             return 0
         try:
@@ -125,12 +127,11 @@ class DeepLane:
             now = await item_texts(self.store, wanted)
             # a changed item is still queued (its trigger re-queued it), for a later batch
             fresh = [(k, b) for k, b in zip(keys, blobs, strict=True) if now.get(k) == texts[k]]
-            for (item, i), blob in fresh:
-                column = _COLUMN[item]
-                await conn.execute(f"DELETE FROM deep_vectors WHERE {column} = ?", (i,))  # noqa: S608
-                await conn.execute(
-                    f"INSERT INTO deep_vectors({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
-                    (i, minilm.NAME, blob),
+            for item in ITEMS:
+                table, column = _TABLE[item]
+                await conn.executemany(
+                    f"INSERT OR REPLACE INTO {table}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
+                    [(i, minilm.NAME, blob) for (kind, i), blob in fresh if kind == item],
                 )
             gone = [(item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now]
             done = [k for k, _b in fresh] + gone
@@ -141,31 +142,50 @@ class DeepLane:
         return queued
 
 
+def reads(text: str) -> bool:
+    """Whether the second model reads this query: at least KNOWN_WORDS of its words are words of
+    its vocabulary. A misspelled word, a name or a language it was not trained on is cut into
+    word pieces, whose vector is noise next to what the static model and the words lane read."""
+    return minilm.model().known_share(text) >= KNOWN_WORDS
+
+
 def embed_query(text: str) -> model_mod.Vectors | None:
     """The query's vector of the second model (CPU-bound, a few ms: call it off the loop); None
-    when fewer than KNOWN_WORDS of its words are words of the model's vocabulary (a misspelled
-    word, a name, a language it was not trained on): the static model and the words lane read
-    those better, and the second model's vector of word pieces would only add noise."""
-    m = minilm.model()
-    if m.known_share(text) < KNOWN_WORDS:
-        return None
-    return m.embed([text]).reshape(-1)
+    when it does not read the query (`reads`)."""
+    return minilm.model().embed([text]).reshape(-1) if reads(text) else None
+
+
+# a query's vector of the second model is computed here while the static model's scan and reads
+# run on a store reader, which waits for it only when it rescores
+_queries = ThreadPoolExecutor(max_workers=2, thread_name_prefix="deep-query")
+
+
+def start_query(text: str) -> Future[model_mod.Vectors | None] | None:
+    """The query's vector of the second model, being computed (None when it does not read it)."""
+    return _queries.submit(embed_query, text) if reads(text) else None
 
 
 def rescored(
-    con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]], query: model_mod.Vectors
+    con: sqlite3.Connection,
+    item: str,
+    ranked: list[tuple[float, int]],
+    query: model_mod.Vectors | Future[model_mod.Vectors | None],
 ) -> list[tuple[float, int]]:
-    """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first."""
+    """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first (`query`: the
+    second model's vector of the query, or its computation, waited for here)."""
     if not ranked:
         return ranked
     rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
+    vector = query.result() if isinstance(query, Future) else query  # computed meanwhile
+    if vector is None:
+        return ranked
     deep: dict[int, float] = {}
     if rows:
-        scores = model_mod.from_int8([r[1] for r in rows], minilm.DIMS) @ query
+        scores = model_mod.from_int8([r[1] for r in rows], minilm.DIMS) @ vector
         deep = {int(r[0]): float(s) for r, s in zip(rows, scores.tolist(), strict=True)}
     out = [(mixed(s, deep.get(i)), i) for s, i in ranked]
     out.sort(key=lambda t: -t[0])
     return out
 
 
-__all__ = ["DeepLane", "embed_query", "mixed", "rescored"]
+__all__ = ["DeepLane", "embed_query", "mixed", "reads", "rescored", "start_query"]

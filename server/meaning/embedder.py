@@ -119,7 +119,6 @@ class Embedder:
             log.exception("the embedding model did not load")
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
             return
-        await self.deep.start(self.executor)
         self.store.after_commit.append(self._written)
         self._task = asyncio.create_task(self._run(), name="embedder")
 
@@ -146,12 +145,12 @@ class Embedder:
                     self.state, self.pending = "ready", 0
                 if await partitions.step(self.store, self.index, self.executor, idle=n == 0):
                     continue  # the queue first, then the next piece of partitioning
-                if n == 0 and await self.deep.step(self.executor):
-                    continue  # then the second model's queue, a batch at a time
                 if n == 0:
                     if self.done - self.released_at >= RELEASE_AFTER:  # a build ended: give back its batches
                         self.released_at = self.done
                         await asyncio.get_running_loop().run_in_executor(self.executor, heap.release)
+                    if await self.deep.step(self.executor):
+                        continue  # then the second model's queue, a batch at a time
                     if not self.wake.is_set():
                         self.idle.set()
                         await self.wake.wait()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from server.textcaps import cap
 FIRST_WINDOW = 200
 FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are partitioned
 HIT_CHARS = 600
+DeepQuery = model_mod.Vectors | Future[model_mod.Vectors | None]
 
 # the candidates' vectors, to rank them: no item is answered from this read (the items are read
 # next, best first, through the visibility rule); reading the 200 candidates' items here cost
@@ -58,13 +60,10 @@ async def embed_query(text: str) -> model_mod.Vectors:
     return vectors
 
 
-async def embed_deep_query(embedder: Embedder, text: str) -> model_mod.Vectors | None:
-    """The query's vector of the second model (off the event loop, a few ms), None when it is off
-    or does not know the query's words (deep.embed_query)."""
-    if not embedder.deep.on:
-        return None
-    vectors: model_mod.Vectors | None = await asyncio.to_thread(deep.embed_query, text)
-    return vectors
+def start_deep_query(embedder: Embedder, text: str) -> DeepQuery | None:
+    """The query's vector of the second model, computed beside the scan (server.meaning.deep);
+    None when the model is off or does not read the query."""
+    return deep.start_query(text) if embedder.deep.on else None
 
 
 def _embed_one(text: str) -> model_mod.Vectors:
@@ -80,12 +79,12 @@ async def nearest(
     limit: int,
     *,
     exclude_host: str | None = None,
-    deep_query: model_mod.Vectors | None = None,
+    deep_query: DeepQuery | None = None,
 ) -> list[tuple[float, Any]]:
     """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
     per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
-    the index is loading. With `deep_query` (the query's vector of the second model), the
-    candidates are rescored by both models (server.meaning.deep). The whole lookup (the text's
+    the index is loading. With `deep_query` (the query's vector of the second model, or its
+    computation), the candidates are rescored by both models (server.meaning.deep). The whole lookup (the text's
     vector, the scan, the candidates' vectors, their items) runs on one of the store's readers,
     in one thread hop."""
     if limit <= 0 or not embedder.ready:
@@ -101,7 +100,7 @@ def _nearest(
     kind: int,
     limit: int,
     exclude_host: str | None,
-    deep_query: model_mod.Vectors | None = None,
+    deep_query: DeepQuery | None = None,
 ) -> list[tuple[float, Any]]:
     vector = _embed_one(query) if isinstance(query, str) else query
     if not np.any(vector):

@@ -55,7 +55,8 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
     await embedder.settled()
     if not embedder.ready:
         return []
-    query, deep_query = await asyncio.gather(lane.embed_query(q), lane.embed_deep_query(embedder, q))
+    deep_query = lane.start_deep_query(embedder, q)  # computed while the static model's scan runs
+    query = await lane.embed_query(q)
     facts, chunks = await asyncio.gather(
         lane.nearest(store, embedder, query, lane.FACT, limit, deep_query=deep_query),
         lane.nearest(store, embedder, query, lane.CHUNK, limit, deep_query=deep_query),

@@ -2,7 +2,8 @@
 through the real server: every item gets its vector in the background (read back from the
 store), a changed item is read again, a paraphrase the static model ranks third comes first
 (control: the same store without the second model's vectors), hidden items stay hidden, a query
-of unknown words is left to the static model, and other weights are refused."""
+of unknown words is left to the static model, a deleted document's vectors go with it, and
+other weights are refused."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from server.commands.status import meaning_line
 from server.meaning import deep, minilm
 from testkit.skips import skip_unless_optional
 from tests.conftest import Api
+from tests.memory.test_memory_pagematch import LONG_TEXT, add_document
 
 CRATE = "Crate training: make the crate a happy place, feed the puppy's meals inside it and never use it as punishment."
 # no word of CRATE; the static model puts two notes of "getting", "new", "comfortable" first
@@ -73,13 +75,13 @@ async def test_every_item_gets_a_vector_and_a_paraphrase_comes_first(api: Api) -
     ids = await store_notes(api)
     await built(api)
     assert await count(api, "SELECT COUNT(*) FROM deep_queue") == 0
-    rows = await api.store.fetchall("SELECT fact_id, model, length(vec) FROM deep_vectors ORDER BY fact_id")
+    rows = await api.store.fetchall("SELECT fact_id, model, length(vec) FROM deep_fact_vectors ORDER BY fact_id")
     assert [(r[0], r[1], r[2]) for r in rows] == [(i, minilm.NAME, minilm.DIMS) for i in ids]
     assert api.app[appkeys.EMBEDDER].progress()["deep"]["state"] == "ready"
     assert (await meaning_texts(api, QUERY))[0] == CRATE
     # control: the same store by the static model alone ranks it lower
     async with api.store.transaction() as conn:
-        await conn.execute("DELETE FROM deep_vectors")
+        await conn.execute("DELETE FROM deep_fact_vectors")
     static = await meaning_texts(api, QUERY)
     assert CRATE in static and static.index(CRATE) >= 2, static
 
@@ -87,14 +89,14 @@ async def test_every_item_gets_a_vector_and_a_paraphrase_comes_first(api: Api) -
 async def test_a_changed_item_is_read_again(api: Api) -> None:
     ids = await store_notes(api)
     await built(api)
-    before = await api.store.fetchone("SELECT vec FROM deep_vectors WHERE fact_id = ?", (ids[1],))
+    before = await api.store.fetchone("SELECT vec FROM deep_fact_vectors WHERE fact_id = ?", (ids[1],))
     async with api.store.transaction() as conn:
         await conn.execute("UPDATE facts SET text = ? WHERE id = ?", ("Tax return due in April.", ids[1]))
     assert await count(api, "SELECT COUNT(*) FROM deep_queue WHERE id = ?", ids[1]) == 1  # queued again
     api.app[appkeys.EMBEDDER].wake.set()
     await asyncio.sleep(0)
     await built(api)
-    after = await api.store.fetchone("SELECT vec FROM deep_vectors WHERE fact_id = ?", (ids[1],))
+    after = await api.store.fetchone("SELECT vec FROM deep_fact_vectors WHERE fact_id = ?", (ids[1],))
     assert before is not None and after is not None and before[0] != after[0]
     assert await count(api, "SELECT COUNT(*) FROM deep_queue") == 0
 
@@ -109,6 +111,18 @@ async def test_forgotten_items_are_not_found_by_the_second_model_either(api: Api
     assert status == 200
     found = await meaning_texts(api, QUERY)
     assert found and CRATE not in found
+
+
+async def test_deleting_a_document_deletes_its_vectors_of_the_second_model(api: Api) -> None:
+    doc = await add_document(api, "https://trees.example/walnut", "Walnut", LONG_TEXT)
+    await built(api)
+    sql = (
+        "SELECT COUNT(*) FROM deep_chunk_vectors v JOIN document_chunks c ON c.id = v.chunk_id WHERE c.document_id = ?"
+    )
+    assert await count(api, sql, doc["id"]) == doc["chunks"] > 1  # control: one per chunk
+    status, _ = await api.call("DELETE", f"/api/library/{doc['id']}")
+    assert status == 200
+    assert await count(api, "SELECT COUNT(*) FROM deep_chunk_vectors") == 0
 
 
 def test_a_query_of_unknown_words_is_left_to_the_static_model() -> None:
