@@ -8,6 +8,7 @@ other weights are refused."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ import pytest
 from server import appkeys
 from server.commands.status import meaning_line
 from server.meaning import deep, minilm
+from server.settings import Settings
 from testkit.skips import skip_unless_optional
-from tests.conftest import Api
+from tests.conftest import Api, running_api
 from tests.memory.test_memory_pagematch import LONG_TEXT, add_document
 
 CRATE = "Crate training: make the crate a happy place, feed the puppy's meals inside it and never use it as punishment."
@@ -79,6 +81,8 @@ async def test_every_item_gets_a_vector_and_a_paraphrase_comes_first(api: Api) -
     assert [(r[0], r[1], r[2]) for r in rows] == [(i, minilm.NAME, minilm.DIMS) for i in ids]
     assert api.app[appkeys.EMBEDDER].progress()["deep"]["state"] == "ready"
     assert (await meaning_texts(api, QUERY))[0] == CRATE
+    status, body = await api.get("/api/search", params={"q": QUERY})
+    assert status == 200 and body["meaning"]["deep"] == {"state": "ready", "pending": 0}  # what the panel reads
     # control: the same store by the static model alone ranks it lower
     async with api.store.transaction() as conn:
         await conn.execute("DELETE FROM deep_fact_vectors")
@@ -123,6 +127,22 @@ async def test_deleting_a_document_deletes_its_vectors_of_the_second_model(api: 
     status, _ = await api.call("DELETE", f"/api/library/{doc['id']}")
     assert status == 200
     assert await count(api, "SELECT COUNT(*) FROM deep_chunk_vectors") == 0
+
+
+async def test_switched_off_it_reads_nothing_and_says_so(settings: Settings) -> None:
+    async with running_api(dataclasses.replace(settings, no_second_model=True)) as api:
+        await store_notes(api)
+        await built(api)
+        assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == 0
+        assert await count(api, "SELECT COUNT(*) FROM deep_queue") == len(OTHERS) + 1  # kept for later
+        second = api.app[appkeys.EMBEDDER].progress()["deep"]
+        assert (second["state"], second["off"]) == ("off", "switched off (--no-second-model)")
+        found = await meaning_texts(api, QUERY)
+        assert CRATE in found and found[0] != CRATE  # the static model's order
+    async with running_api(settings) as api:  # control: on again, it reads what is queued
+        await built(api)
+        assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == len(OTHERS) + 1
+        assert (await meaning_texts(api, QUERY))[0] == CRATE
 
 
 def test_a_query_of_unknown_words_is_left_to_the_static_model() -> None:
