@@ -279,3 +279,34 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     assert TURNS[3][1] in await panel.inner_text(f"{last} >> .turn-version")
     await tour(panel, "23-conversation-versions", problems)
     assert not problems, problems
+
+
+async def test_search_says_while_the_second_model_reads(browser: Browser, server: CompanionServer) -> None:
+    """While the second model (server.meaning.deep) reads the items, search answers and the panel
+    says its meaning search is being sharpened; once it has read them all, the hint is gone."""
+    await pair_and_accept(browser, server)
+    await seed(server)
+    for n in range(1200):  # ~10 s of its reading, one core
+        text = f"Errand {n}: pick up the parcel, water the plants and call the plumber about the leak."
+        body = {"url": f"https://errands.example/{n}", "text": text}
+        status, _ = await server.call("POST", "/api/notes", json_body=body)
+        assert status == 201
+    _, tab_id = await web_tab(browser, "https://start.example/", "Start page")
+    panel = await panel_of(browser, tab_id, view="search")
+    await search_in_panel(panel, "how do I store my walnuts")
+    hint = await panel.inner_text("#results [data-meaning-deep=building]")
+    assert "being sharpened" in hint and "items to go" in hint, hint
+    assert await panel.locator("#results button.result").count() >= 1  # answers meanwhile
+    problems: dict[str, Any] = {}
+    await tour(panel, "13-search-second-model-reading", problems)
+    assert not problems, problems
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        _, health = await server.call("GET", "/api/health")
+        if health["meaning"]["deep"]["state"] == "ready":
+            break
+        await asyncio.sleep(0.5)
+    assert health["meaning"]["deep"]["state"] == "ready", health["meaning"]
+    await search_in_panel(panel, "how do I keep walnuts")
+    await panel.wait_for_selector("#results button.result")
+    assert await panel.locator("[data-meaning-deep]").count() == 0

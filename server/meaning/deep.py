@@ -117,6 +117,9 @@ class DeepLane:
             self.state, self.pending = "ready", 0
             return 0
         self.state = "building"
+        if queued > self.pending:  # items written since the count: count again (small then)
+            row = await self.store.fetchone("SELECT COUNT(*) FROM deep_queue")
+            self.pending = int(row[0]) if row else queued
         texts = await item_texts(self.store, wanted)
         keys = list(texts)
         vectors = await asyncio.get_running_loop().run_in_executor(
