@@ -78,7 +78,7 @@ def prober(base: str, token: str, stop: threading.Event, samples: list[tuple[flo
 
 def phase(meaning: dict[str, Any]) -> str:
     """building (the static model's vectors), second (then the second model's), ready (both)."""
-    if meaning["state"] == "ready" and meaning.get("deep", {}).get("state") == "building":
+    if meaning["state"] == "ready" and meaning.get("deep", {}).get("state") in ("loading", "building"):
         return "second"
     return str(meaning["state"])
 
