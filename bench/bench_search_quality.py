@@ -319,6 +319,9 @@ async def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the store here (default: a temp dir)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --data-dir")
     parser.add_argument("--repeat", type=int, default=5, help="times each query is asked, for latency")
+    parser.add_argument(
+        "--no-second-model", action="store_true", help="serve without the second model (the static model alone)"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out" / "search_quality.json")
     args = parser.parse_args()
     if not (REFERENCE / "exports").is_dir():
@@ -326,7 +329,7 @@ async def main() -> int:
         return 0
     tmp = None if args.data_dir else Path(tempfile.mkdtemp(prefix="wf-searchq-"))
     data_dir = args.data_dir or tmp / "data"  # type: ignore[operator]
-    server = ServerProcess(data_dir).start()
+    server = ServerProcess(data_dir, *(["--no-second-model"] if args.no_second_model else [])).start()
     try:
         built: dict[str, Any] | None = None
         if not args.reuse:
