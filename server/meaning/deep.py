@@ -32,6 +32,7 @@ log = logging.getLogger("wherefrom")
 # the static model's candidates it rescores (the lane's first window without it is 200): paraphrase
 # recall@10 0.71 -> 0.76 at 600, no higher at 1,200 or 2,400 (bench/bench_search_quality.py)
 WINDOW = 600
+RELATED = 0.15  # the second model's cosine between unrelated texts runs 0.0-0.15
 KNOWN_WORDS = 0.5  # the share of a query's words the second model must know to read it
 BATCH = 16  # items a step: ~0.15 s of one core, so the static model's queue waits little behind it
 _QUEUE_SQL = "SELECT id FROM deep_queue WHERE item = ? ORDER BY id LIMIT ?"
@@ -45,8 +46,13 @@ _VECTORS_SQL = {"fact": _FACT_VECTORS_SQL, "chunk": _CHUNK_VECTORS_SQL}
 
 def mixed(static: float, deep: float | None) -> float:
     """A candidate's cosine by meaning: the mean of the two models' (the static one alone
-    while its item has no vector of the second model)."""
-    return static if deep is None else (static + deep) / 2
+    while its item has no vector of the second model). The second model lifts a candidate only
+    when it relates the two texts itself (a cosine of at least RELATED); below that it can only
+    lower it, so unrelated text is not lifted over the noise floor by its baseline."""
+    if deep is None:
+        return static
+    mean = (static + deep) / 2
+    return mean if deep >= RELATED else min(static, mean)
 
 
 class DeepLane:

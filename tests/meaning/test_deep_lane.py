@@ -155,6 +155,9 @@ def test_a_query_of_unknown_words_is_left_to_the_static_model() -> None:
 def test_mixed_is_the_mean_and_the_static_score_alone_without_a_vector() -> None:
     assert deep.mixed(0.2, 0.6) == pytest.approx(0.4)
     assert deep.mixed(0.2, None) == 0.2
+    # unrelated by the second model: it may lower the score, never lift it over the static one
+    assert deep.mixed(0.03, 0.1) == 0.03
+    assert deep.mixed(0.3, 0.1) == pytest.approx(0.2)
 
 
 def test_other_weights_are_refused(tmp_path: Path) -> None:
