@@ -6,8 +6,13 @@ them, and every term lookup reads each one. A query's misspelled word is looked 
 spellings in the indexes' vocabulary (server.memory.typos): in bench_search_quality's store, built
 through the API, ~10 ms a word, against ~1 ms once merged, and a sentence of words no item holds
 took ~100 ms. Once writes have been quiet for QUIET_S, each index is merged in steps of at most
-PAGES pages ('merge' with a negative count: every segment is eligible), each step its own short
-transaction on the writer, until a step finds nothing to do.
+PAGES pages, each step its own short transaction on the writer, until a step finds nothing to
+do. A step merges segments of the same level only, any two of them (`usermerge` 2, set on the
+first step), as a log-structured merge does: a large store's big segment is rewritten only when
+another of its size appears, never for each few notes (a merge with a negative count, as
+'optimize', would rewrite the whole index after every quiet spell). A synthetic index of 10k
+one-row writes: a 400-spelling vocabulary lookup 12.9 ms as written, 4.1 ms merged so, 3.7 ms
+after 'optimize'.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class FtsMerger:
         self.wake = asyncio.Event()
         self.steps = 0  # merge steps that did work
         self._own = False  # a commit of ours is not a write to wait for
+        self._configured: set[str] = set()
         self._task: asyncio.Task[None] | None = None
 
     def _written(self) -> None:
@@ -76,8 +82,11 @@ class FtsMerger:
         self._own = True
         try:
             async with self.store.transaction() as conn:
+                if table not in self._configured:
+                    await conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', 2)")  # noqa: S608
+                    self._configured.add(table)
                 before = conn.total_changes
-                await conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-PAGES,))  # noqa: S608
+                await conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (PAGES,))  # noqa: S608
                 done = conn.total_changes - before >= 2  # FTS5's documented sign of work done
         finally:
             self._own = False
