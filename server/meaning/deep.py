@@ -25,7 +25,7 @@ from typing import Any
 
 from server.meaning import minilm
 from server.meaning import model as model_mod
-from server.meaning.items import ITEMS, item_texts, json_ids
+from server.meaning.items import ITEMS, dequeue, item_texts, json_ids, take
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
@@ -93,9 +93,12 @@ class DeepLane:
             log.exception("the second embedding model did not load")
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
             return
-        row = await self.store.fetchone("SELECT COUNT(*) FROM deep_queue")
-        self.pending = int(row[0]) if row else 0
+        self.pending = await self._queued()
         self.state = "building" if self.pending else "ready"
+
+    async def _queued(self) -> int:
+        row = await self.store.fetchone("SELECT COUNT(*) FROM deep_queue")
+        return int(row[0]) if row else 0
 
     async def step(self, executor: Executor) -> int:
         """Embed one batch of the queue; how many queue rows it handled (0: empty, or off). The
@@ -114,18 +117,14 @@ class DeepLane:
             return 0
 
     async def _step(self, executor: Executor) -> int:
-        wanted: dict[str, list[int]] = {}
-        for item in ITEMS:
-            room = BATCH - sum(map(len, wanted.values()))
-            wanted[item] = [r[0] for r in await self.store.fetchall(_QUEUE_SQL, (item, room))] if room else []
+        wanted = await take(self.store, _QUEUE_SQL, BATCH)
         queued = sum(map(len, wanted.values()))
         if not queued:
             self.state, self.pending = "ready", 0
             return 0
         self.state = "building"
         if queued > self.pending:  # items written since the count: count again (small then)
-            row = await self.store.fetchone("SELECT COUNT(*) FROM deep_queue")
-            self.pending = int(row[0]) if row else queued
+            self.pending = await self._queued()
         texts = await item_texts(self.store, wanted)
         keys = list(texts)
         vectors = await asyncio.get_running_loop().run_in_executor(
@@ -142,12 +141,9 @@ class DeepLane:
                     f"INSERT OR REPLACE INTO {table}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
                     [(i, minilm.NAME, blob) for (kind, i), blob in fresh if kind == item],
                 )
-            gone = [(item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now]
-            done = [k for k, _b in fresh] + gone
-            for item in ITEMS:
-                await conn.execute(_DEQUEUE_SQL, (item, json_ids([i for kind, i in done if kind == item])))
-        self.done += len(done)
-        self.pending = max(0, self.pending - len(done))
+            done = await dequeue(conn, _DEQUEUE_SQL, wanted, now, fresh)
+        self.done += done
+        self.pending = max(0, self.pending - done)
         return queued
 
 

@@ -28,7 +28,7 @@ from server.meaning import model as model_mod
 from server.meaning import partitions
 from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
-from server.meaning.items import ITEMS, item_texts, json_ids
+from server.meaning.items import dequeue, item_texts, json_ids, take
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
@@ -192,10 +192,7 @@ class Embedder:
     async def step(self) -> int:
         """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""
         seen = self.written
-        wanted: dict[str, list[int]] = {}
-        for item in ITEMS:
-            room = BATCH - sum(map(len, wanted.values()))
-            wanted[item] = [r[0] for r in await self.store.fetchall(_QUEUE_SQL, (item, room))] if room else []
+        wanted = await take(self.store, _QUEUE_SQL, BATCH)
         queued = sum(map(len, wanted.values()))
         if not queued:
             self._pulse(seen)
@@ -212,14 +209,10 @@ class Embedder:
             fresh = [(k, v) for k, v in zip(keys, windows, strict=True) if now.get(k) == texts[k]]
             # a changed item is still queued (its trigger re-queued it), for the next batch
             added = await self._write(conn, fresh)
-            done = [k for k, _v in fresh] + [
-                (item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now
-            ]
-            for item in ITEMS:
-                await conn.execute(_DEQUEUE_SQL, (item, json_ids([i for kind, i in done if kind == item])))
+            done = await dequeue(conn, _DEQUEUE_SQL, wanted, now, fresh)
         self.index.add(*added)
-        self.done += len(done)
-        self.pending = max(0, self.pending - len(done))
+        self.done += done
+        self.pending = max(0, self.pending - done)
         if queued < BATCH:  # everything queued when the batch was read is now embedded
             self._pulse(seen)
         return queued

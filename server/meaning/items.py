@@ -3,6 +3,10 @@ background builds (server.meaning.embedder, server.meaning.deep)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import aiosqlite
+
 from server.store.db import Store
 
 ITEMS = ("fact", "chunk")
@@ -34,3 +38,32 @@ async def item_texts(store: Store, wanted: dict[str, list[int]]) -> dict[tuple[s
             for r in await store.fetchall(TEXT_SQL[item], (json_ids(wanted[item]),)):
                 out[(item, int(r[0]))] = item_text(r[1], r[2])
     return out
+
+
+Key = tuple[str, int]  # (item, id)
+
+
+async def take(store: Store, queue_sql: str, batch: int) -> dict[str, list[int]]:
+    """Up to `batch` queued ids, facts first, then chunks (`queue_sql`: a queue's ids of one
+    item, oldest first, by its primary key)."""
+    wanted: dict[str, list[int]] = {}
+    for item in ITEMS:
+        room = batch - sum(map(len, wanted.values()))
+        wanted[item] = [r[0] for r in await store.fetchall(queue_sql, (item, room))] if room else []
+    return wanted
+
+
+async def dequeue(
+    conn: aiosqlite.Connection,
+    dequeue_sql: str,
+    wanted: dict[str, list[int]],
+    now: dict[Key, str],
+    fresh: list[tuple[Key, Any]],
+) -> int:
+    """Remove from a queue (inside the writer's transaction) the items embedded (`fresh`) and
+    those gone since they were read (not in `now`); a changed item stays queued (its trigger
+    re-queued it). How many rows that was."""
+    done = [k for k, _v in fresh] + [(item, i) for item, ids in wanted.items() for i in ids if (item, i) not in now]
+    for item in ITEMS:
+        await conn.execute(dequeue_sql, (item, json_ids([i for kind, i in done if kind == item])))
+    return len(done)

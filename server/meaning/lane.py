@@ -84,9 +84,9 @@ async def nearest(
     """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
     per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
     the index is loading. With `deep_query` (the query's vector of the second model, or its
-    computation), the candidates are rescored by both models (server.meaning.deep). The whole lookup (the text's
-    vector, the scan, the candidates' vectors, their items) runs on one of the store's readers,
-    in one thread hop."""
+    computation), the candidates are rescored by both models (server.meaning.deep). The whole
+    lookup (the text's vector, the scan, the candidates' vectors, their items) runs on one of the
+    store's readers, in one thread hop."""
     if limit <= 0 or not embedder.ready:
         return []
     index = embedder.index
