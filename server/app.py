@@ -18,6 +18,7 @@ from server.probe_cache import ProbeCache
 from server.routes import route_apis
 from server.settings import Settings
 from server.store.db import Store
+from server.store.fts_merge import FtsMerger
 from server.token import load_or_create
 
 log = logging.getLogger("wherefrom")
@@ -35,12 +36,15 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
         log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
         embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s, second_model=not settings.no_second_model)
         await embedder.start()
+        merger = app[appkeys.FTS_MERGER] = FtsMerger(store)
+        await merger.start()
     except BaseException:
         await store.close()  # its connection threads would keep a failed start from exiting
         raise
     try:
         yield
     finally:
+        await merger.stop()
         await embedder.stop()
         await store.close()
 

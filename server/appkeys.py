@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from server.probe_cache import ProbeCache
     from server.settings import Settings
     from server.store.db import Store
+    from server.store.fts_merge import FtsMerger
 
 SETTINGS: web.AppKey[Settings] = web.AppKey("settings")
 STORE: web.AppKey[Store] = web.AppKey("store")
@@ -25,6 +26,7 @@ STARTED_AT: web.AppKey[float] = web.AppKey("started_at")
 POLICY: web.AppKey[PolicyOwner] = web.AppKey("policy")
 # the background embedder and the in-memory vector index it keeps (server.meaning)
 EMBEDDER: web.AppKey[Embedder] = web.AppKey("embedder")
+FTS_MERGER: web.AppKey[FtsMerger] = web.AppKey("fts_merger")
 # page-probe answers per normalised page (30 s)
 PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")
 # outstanding forget dry-run confirmations (8 s)

@@ -22,7 +22,7 @@ from server.searchtext import STOP_WORDS, TOKENIZE
 from server.store.db import Store
 
 MIN_WORD_CHARS = 4  # shorter words have too many neighbours to mean one of them
-MAX_WORDS = 3  # words corrected in one query (each ~1 ms in a merged index; ~25 ms over many segments)
+MAX_WORDS = 3  # words corrected in one query (each ~1 ms once the indexes are merged: server.store.fts_merge)
 MAX_CORRECTIONS = 4  # spellings kept for one word: the ones most items hold
 _ALPHABET = string.ascii_lowercase
 _VOCABS = ("facts_fts_vocab", "document_chunks_fts_vocab")
