@@ -127,7 +127,8 @@ async def read_capped(request: web.Request, max_body: int) -> bytes:
     total = 0
     while True:
         try:
-            chunk = await asyncio.wait_for(request.content.read(64 * 1024), BODY_IDLE_SECONDS)
+            async with asyncio.timeout(BODY_IDLE_SECONDS):
+                chunk = await request.content.read(64 * 1024)
         except TimeoutError:
             raise RequestTimeout(f"the body stopped arriving for {BODY_IDLE_SECONDS:g} s") from None
         if not chunk:

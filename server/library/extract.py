@@ -185,7 +185,8 @@ async def extract(html: str, url: str) -> Extracted:
             pool = await _started_pool()
             try:
                 future = pool.submit(extract_html, html, url)
-                return await asyncio.wait_for(asyncio.wrap_future(future), TIME_LIMIT_SECONDS)
+                async with asyncio.timeout(TIME_LIMIT_SECONDS):
+                    return await asyncio.wrap_future(future)
             except TimeoutError:
                 log.warning("extraction of %s ran over %.0f s; its worker was replaced", url, TIME_LIMIT_SECONDS)
                 _replace(pool)

@@ -104,7 +104,8 @@ class Embedder:
         while (left := self._held_until - time.monotonic()) > 0:
             self._unheld.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._unheld.wait(), left)
+                async with asyncio.timeout(left):  # not wait_for: on 3.11 it can swallow a cancel
+                    await self._unheld.wait()
 
     def _written(self) -> None:
         self.written += 1
@@ -172,7 +173,8 @@ class Embedder:
         deadline = loop.time() + self.settle_s
         while self.caught_up < target and not self.idle.is_set() and loop.time() < deadline:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stepped.wait(), deadline - loop.time())
+                async with asyncio.timeout_at(deadline):
+                    await self._stepped.wait()
 
     async def _load(self) -> None:
         after = 0

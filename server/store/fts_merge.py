@@ -61,10 +61,10 @@ class FtsMerger:
             while True:
                 await self.wake.wait()
                 self.wake.clear()
-                while True:  # until writes have been quiet for quiet_s
-                    try:
-                        await asyncio.wait_for(self.wake.wait(), self.quiet_s)
-                    except TimeoutError:
+                while True:  # until writes have been quiet for quiet_s (a plain sleep: a cancel
+                    # arriving as a write wakes it is never lost, as asyncio.wait_for on 3.11 can lose it)
+                    await asyncio.sleep(self.quiet_s)
+                    if not self.wake.is_set():
                         break
                     self.wake.clear()
                 for table in TABLES:  # each step is its own transaction: requests come in between

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from server import appkeys
+from server.store.fts_merge import FtsMerger
 from tests.conftest import Api
 
 
@@ -34,3 +35,24 @@ async def test_segments_written_one_note_at_a_time_are_merged_and_nothing_is_los
     status, body = await api.get("/api/search", params={"q": "walnut harvest", "limit": 100, "lanes": "words"})
     assert status == 200 and len(body["results"]) == 40
     assert not await merger.step("facts_fts")  # nothing left: a step says so
+
+
+async def test_stopping_as_a_write_wakes_it_never_hangs(api: Api) -> None:
+    """A stop that lands while a write wakes the merger's quiet wait (as at a server's shutdown
+    right after a request) ends it: asyncio.wait_for on Python 3.11 could swallow that cancel and
+    leave the task waiting forever (seen as an app teardown that hung)."""
+    for spins in range(6):  # the cancel lands 0..5 loop turns after the wake
+        merger = FtsMerger(api.store, quiet_s=30)
+        await merger.start()
+        await asyncio.sleep(0.05)  # in its quiet wait (start wakes it: segments left from before)
+        merger.wake.set()  # what a commit does
+        for _ in range(spins):
+            await asyncio.sleep(0)
+        stopping = asyncio.ensure_future(merger.stop())
+        done, _ = await asyncio.wait({stopping}, timeout=5)
+        task = merger._task
+        assert task is not None
+        if not done:  # it swallowed the cancel: end it for good before failing
+            task.cancel()
+            await asyncio.wait({stopping}, timeout=5)
+        assert stopping in done and task.cancelled(), f"stop hung when it landed {spins} turns after a write"
