@@ -20,6 +20,7 @@ from server.meaning import deep, minilm
 from server.settings import Settings
 from testkit.skips import skip_unless_optional
 from tests.conftest import Api, running_api
+from tests.memory.test_memory_captures import capture
 from tests.memory.test_memory_pagematch import LONG_TEXT, add_document
 
 CRATE = "Crate training: make the crate a happy place, feed the puppy's meals inside it and never use it as punishment."
@@ -158,6 +159,20 @@ def test_mixed_is_the_mean_and_the_static_score_alone_without_a_vector() -> None
     # unrelated by the second model: it may lower the score, never lift it over the static one
     assert deep.mixed(0.03, 0.1) == 0.03
     assert deep.mixed(0.3, 0.1) == pytest.approx(0.2)
+    assert deep.mixed(-0.05, 0.17) == -0.05  # its noise: an identifier against a one-letter turn
+
+
+async def test_a_query_nothing_relates_to_finds_nothing_once_both_models_have_read(api: Api) -> None:
+    """The second model gives "zebracorn_marker" and the turn "q" of a chat titled "Dog names" a
+    cosine of ~0.17 (noise: a p95 of unrelated pairs); it must not lift the turn over the noise
+    floor (it did, whenever the search ran after the second model had read the turn)."""
+    turns = [{"role": "user", "text": "q"}, {"role": "assistant", "text": "Plain words here."}]
+    status, _ = await api.post("/api/captures", capture(turns, title="Dog names"))
+    assert status == 200
+    await built(api)
+    assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == 2  # both turns read by it
+    assert await meaning_texts(api, "zebracorn_marker") == []
+    assert "q" in await meaning_texts(api, "names for my puppy")  # control: a query that relates
 
 
 def test_other_weights_are_refused(tmp_path: Path) -> None:
