@@ -42,12 +42,16 @@ def load(db: Path) -> tuple[BitIndex, BitIndex, np.ndarray, np.ndarray, np.ndarr
     kinds: list[int] = []
     after = 0
     while rows := con.execute(
-        "SELECT id, fact_id IS NULL, bits, part, vec FROM vectors WHERE id > ? AND model = ? ORDER BY id LIMIT 50000",
+        "SELECT id, fact_id IS NULL, bits, part, vec, COALESCE(fact_id, chunk_id) FROM vectors"
+        " WHERE id > ? AND model = ? ORDER BY id LIMIT 50000",
         (after, model_mod.NAME),
     ).fetchall():
         k = [CHUNK if r[1] else FACT for r in rows]
-        flat.add([r[0] for r in rows], k, [r[2] for r in rows])
-        parted.add([r[0] for r in rows], k, [r[2] for r in rows], [UNASSIGNED if r[3] is None else r[3] for r in rows])
+        owners = [r[5] for r in rows]
+        flat.add([r[0] for r in rows], k, owners, [r[2] for r in rows])
+        parted.add(
+            [r[0] for r in rows], k, owners, [r[2] for r in rows], [UNASSIGNED if r[3] is None else r[3] for r in rows]
+        )
         ids += [r[0] for r in rows]
         vecs += [r[4] for r in rows]
         kinds += k
@@ -106,7 +110,7 @@ def main() -> int:
         exact = set(ids[np.argpartition(-exact_scores[:, n], 9)[:10]].tolist())
         for name, index, reach in (("flat", flat, 1.0), ("partitioned", parted, args.reach)):
             t, c = time.perf_counter(), time.thread_time()
-            found, _complete = index.nearest(q, qb, FACT, lane.FIRST_WINDOW, reach)
+            found, _dist, _complete = index.nearest(q, qb, FACT, lane.FIRST_WINDOW, reach)
             results[name][1].append((time.perf_counter() - t) * 1000)
             results[name][2].append((time.thread_time() - c) * 1000)
             pos = np.searchsorted(ids, found)

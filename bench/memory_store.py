@@ -327,7 +327,7 @@ async def related_plans(db: Path, pages: list[tuple[str, str]]) -> list[tuple[st
         for url, title in pages:
             query = lane._embed_one(strip_site_name(title))
             qbits = model.sign_bits(query[None, :])[0]
-            ids, _all = embedder.index.nearest(query, qbits, lane.FACT, lane.FIRST_WINDOW, lane.FIRST_REACH)
+            ids, _dist, _all = embedder.index.nearest(query, qbits, lane.FACT, lane.FIRST_WINDOW, lane.FIRST_REACH)
             candidates = json_ids(ids.tolist())
             ranked = lane._ranked(await store.fetchall(lane._VECTORS_SQL, {"ids": candidates}), lane.FACT, query)
             plans.append((url, candidates, json_ids([i for _s, i in ranked[:RELATED_LIMIT]])))

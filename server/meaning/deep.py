@@ -29,9 +29,10 @@ from server.meaning.items import ITEMS, dequeue, item_texts, json_ids, take
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
-# the static model's candidates it rescores (the lane's first window without it is 200): paraphrase
-# recall@10 0.71 -> 0.76 at 600, no higher at 1,200 or 2,400 (bench/bench_search_quality.py)
-WINDOW = 600
+# how many times the static model's candidates it rescores (the lane's first window is 200; the
+# static cosine of the nearer half is read, of the rest estimated: server.meaning.lane): paraphrase
+# recall@10 0.71 with 200, 0.76 with 600, no higher with 1,200 or 2,400 (bench_search_quality.py)
+WIDEN = 3
 # the second model's cosine between unrelated texts (bench_search_quality's store, random pairs):
 # median 0.04, p95 0.19, p99 0.27; its paraphrase targets' ranks are the same at 0.15 and 0.3
 RELATED = 0.3

@@ -43,7 +43,10 @@ RELEASE_AFTER = 10_000  # items embedded since the last time the freed memory we
 _QUEUE_SQL = "SELECT id FROM embed_queue WHERE item = ? ORDER BY id LIMIT ?"
 _DEQUEUE_SQL = "DELETE FROM embed_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"
 _INSERT_SQL = "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-_LOAD_SQL = "SELECT id, fact_id IS NULL AS chunk, bits, part FROM vectors WHERE id > ? ORDER BY id LIMIT ?"
+_LOAD_SQL = (
+    "SELECT id, fact_id IS NULL AS chunk, COALESCE(fact_id, chunk_id), bits, part FROM vectors"
+    " WHERE id > ? ORDER BY id LIMIT ?"
+)
 
 
 class Embedder:
@@ -186,7 +189,8 @@ class Embedder:
                 [r[0] for r in rows],
                 [CHUNK if r[1] else FACT for r in rows],
                 [r[2] for r in rows],
-                [UNASSIGNED if r[3] is None else r[3] for r in rows],
+                [r[3] for r in rows],
+                [UNASSIGNED if r[4] is None else r[4] for r in rows],
             )
             after = rows[-1][0]
         await partitions.load(self.store, self.index)
@@ -226,7 +230,7 @@ class Embedder:
 
     async def _write(
         self, conn: aiosqlite.Connection, fresh: list[tuple[tuple[str, int], model_mod.Vectors]]
-    ) -> tuple[list[int], list[int], list[bytes], list[int]]:
+    ) -> tuple[list[int], list[int], list[int], list[bytes], list[int]]:
         """Replace the vectors of these items (inside the writer's transaction: the ids are
         given here, after the largest one, so one executemany writes them all)."""
         for item, column in (("fact", "fact_id"), ("chunk", "chunk_id")):
@@ -240,7 +244,7 @@ class Embedder:
             row = await cur.fetchone()
         next_id = int(row[0]) + 1 if row else 1
         rows: list[tuple[Any, ...]] = []
-        added: tuple[list[int], list[int], list[bytes], list[int]] = ([], [], [], [])
+        added: tuple[list[int], list[int], list[int], list[bytes], list[int]] = ([], [], [], [], [])
         for (item, item_id), vectors in fresh:
             bits, int8 = model_mod.sign_bits(vectors), model_mod.to_int8(vectors)
             parts = self.index.part_of(vectors)
@@ -250,8 +254,9 @@ class Embedder:
                 rows.append((next_id, *owner, seq, model_mod.NAME, bits[seq], int8[seq], part))
                 added[0].append(next_id)
                 added[1].append(FACT if item == "fact" else CHUNK)
-                added[2].append(bits[seq])
-                added[3].append(parts[seq])
+                added[2].append(item_id)
+                added[3].append(bits[seq])
+                added[4].append(parts[seq])
                 next_id += 1
         await conn.executemany(_INSERT_SQL, rows)
         return added

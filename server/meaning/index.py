@@ -1,6 +1,7 @@
-"""The in-memory index of the vectors table: every vector's id, item kind, sign bits (32 bytes) and
-partition, and a copy of the ids and bits (word by word) in partition order, so that a query
-reads each partition as one slice (~80 MB at 1M vectors). A query scans sign bits by Hamming
+"""The in-memory index of the vectors table: every vector's id, item kind, item id (the fact or
+chunk it is a vector of), sign bits (32 bytes) and partition, and a copy of the ids and bits
+(word by word) in partition order, so that a query reads each partition as one slice (~90 MB at
+1M vectors). A query scans sign bits by Hamming
 distance for candidates; the caller reranks them by their int8 vectors, read from SQLite, and
 reads their items through the visibility rule (server.meaning.lane). Ids of vectors since
 deleted stay here until the next start; reading their vectors drops them.
@@ -49,6 +50,7 @@ class BitIndex:
         self._n = 0
         self._ids: Ids = np.zeros(1024, np.int64)
         self._kinds: npt.NDArray[np.int8] = np.zeros(1024, np.int8)
+        self._items: Ids = np.zeros(1024, np.int64)
         self._bits: npt.NDArray[np.uint64] = np.zeros((1024, WORDS), np.uint64)
         self._parts: npt.NDArray[np.int16] = np.zeros(1024, np.int16)
         self.centroids: Vectors | None = None
@@ -68,8 +70,11 @@ class BitIndex:
     def __len__(self) -> int:
         return self._n
 
-    def add(self, ids: list[int], kinds: list[int], bits: list[bytes], parts: list[int] | None = None) -> None:
-        """Append vectors (ids ascending, after every id already here)."""
+    def add(
+        self, ids: list[int], kinds: list[int], items: list[int], bits: list[bytes], parts: list[int] | None = None
+    ) -> None:
+        """Append vectors (ids ascending, after every id already here) of these items (fact or
+        chunk ids, by kind)."""
         if not ids:
             return
         packed = np.frombuffer(b"".join(bits), dtype=np.uint64).reshape(len(ids), WORDS)
@@ -79,13 +84,24 @@ class BitIndex:
                 cap = max(2 * len(self._ids), n + m)
                 self._ids = _grown(self._ids, cap, n)
                 self._kinds = _grown(self._kinds, cap, n)
+                self._items = _grown(self._items, cap, n)
                 self._bits = _grown(self._bits, cap, n)
                 self._parts = _grown(self._parts, cap, n)
             self._ids[n : n + m] = ids
             self._kinds[n : n + m] = kinds
+            self._items[n : n + m] = items
             self._bits[n : n + m] = packed
             self._parts[n : n + m] = UNASSIGNED if parts is None else parts
             self._n = n + m  # readers see the new vectors only once they are written
+
+    def items_of(self, ids: Ids) -> Ids:
+        """The item (fact or chunk id) of each of these vectors (0 for an id not here)."""
+        with self._lock:
+            n, known, items = self._n, self._ids, self._items
+        if not n or not len(ids):
+            return np.zeros(len(ids), np.int64)
+        pos = np.minimum(np.searchsorted(known[:n], ids), n - 1)
+        return np.where(known[pos] == ids, items[pos], 0)
 
     def set_centroids(self, centroids: Vectors, unassign: bool = False) -> None:
         """Partition by these centroids; `unassign`: they are newly trained, so the vectors'
@@ -172,24 +188,27 @@ class BitIndex:
                 self._laid_ids, self._laid_bits = laid_ids, laid_bits
                 self._offsets, self._laid, self._groups = offsets, n, groups
 
-    def nearest(self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float) -> tuple[Ids, bool]:
+    def nearest(
+        self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float
+    ) -> tuple[Ids, npt.NDArray[np.int32], bool]:
         """The ids of (up to) the k vectors of `kind` nearest to the query by Hamming distance
-        among the vectors scanned, nearest first, and whether those were all there are (every
-        vector of the kind scanned and no more than k of them). `reach`: the share of the kind's
-        vectors a partitioned scan covers at least. CPU-bound: call it off the event loop."""
+        among the vectors scanned, nearest first, their distances, and whether those were all
+        there are (every vector of the kind scanned and no more than k of them). `reach`: the
+        share of the kind's vectors a partitioned scan covers at least. CPU-bound: call it off
+        the event loop."""
         slices, everything = self._slices(query, kind, reach)
         ids = np.concatenate([i for i, _c in slices])
         total = len(ids)
         complete = everything and total <= k
         k = min(k, total)
         if k <= 0:
-            return np.zeros(0, np.int64), complete
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), complete
         qbits = np.frombuffer(query_bits, dtype=np.uint64)
         # each slice's distances where it lies (copying the scanned bits together cost as much)
         dist = np.concatenate([hamming(columns, qbits) for _i, columns in slices])
         top = np.argpartition(dist, k - 1)[:k] if k < total else np.arange(total)
         top = top[np.argsort(dist[top], kind="stable")]
-        return ids[top], complete
+        return ids[top], dist[top], complete
 
     def scanned(self, query: Vectors, kind: int, reach: float) -> tuple[Ids, npt.NDArray[np.uint64], bool]:
         """The ids and sign bits of the vectors of `kind` a query scans, and whether that is all

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from server import ages
 from server.governance.visibility import visible
 from server.meaning import deep
 from server.meaning import model as model_mod
 from server.meaning.embedder import Embedder
-from server.meaning.index import CHUNK, FACT, BitIndex
+from server.meaning.index import CHUNK, FACT, BitIndex, Ids
 from server.meaning.items import json_ids
 from server.memory.facts import ANSWER_COLUMNS
 from server.store.db import Store
@@ -34,6 +36,7 @@ FIRST_WINDOW = 200
 FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are partitioned
 HIT_CHARS = 600
 DeepQuery = model_mod.Vectors | Future[model_mod.Vectors | None]
+Dists = npt.NDArray[np.int32]
 
 # the candidates' vectors, to rank them: no item is answered from this read (the items are read
 # next, best first, through the visibility rule); reading the 200 candidates' items here cost
@@ -106,10 +109,15 @@ def _nearest(
     if not np.any(vector):
         return []
     qbits = model_mod.sign_bits(vector[None, :])[0]
-    window, reach = max(FIRST_WINDOW if deep_query is None else deep.WINDOW, 4 * limit), FIRST_REACH
+    exact, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
     while True:
-        ids, complete = index.nearest(vector, qbits, kind, window, reach)
-        ranked = _ranked(con.execute(_VECTORS_SQL, {"ids": json_ids(ids.tolist())}).fetchall(), kind, vector)
+        # with the second model, WIDEN times as many candidates: the static model's cosine of
+        # the nearer half from their int8 vectors, of the rest estimated from their sign bits
+        window = exact if deep_query is None else exact * deep.WIDEN
+        read = exact if deep_query is None else window // 2
+        ids, dist, complete = index.nearest(vector, qbits, kind, window, reach)
+        rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
+        ranked = _ranked(rows, kind, vector, _estimated(index, rows, ids, dist, read, vector))
         if deep_query is not None:
             ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query)
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
@@ -117,21 +125,47 @@ def _nearest(
         # partitions nearest the query, they may be all there is), so it grows
         if complete or (len(found) >= limit and 2 * shown >= looked):
             return found
-        window, reach = window * 4, reach * 4
+        exact, reach = exact * 4, reach * 4
 
 
-def _ranked(rows: list[Any], kind: int, query: model_mod.Vectors) -> list[tuple[float, int]]:
+def _estimated(
+    index: BitIndex, rows: list[Any], ids: Ids, dist: Dists, exact: int, query: model_mod.Vectors
+) -> list[tuple[float, int]]:
+    """(estimated cosine, item id) of the candidates past the first `exact`, from their Hamming
+    distance: the line fitted through the first ones' (distance, cosine), never above the lowest
+    of those. Reading half of 600 candidates' vectors so, paraphrase recall@1/10 stayed 0.50/0.76
+    (bench_search_quality's store) and search p95 at 1M items went 25.1 -> 23.0 ms (bench_memory)."""
+    if len(ids) <= exact or not rows:
+        return []
+    read = model_mod.from_int8([r["vec"] for r in rows]) @ query
+    cosines = {int(r["id"]): c for r, c in zip(rows, read.tolist(), strict=True)}
+    read_ids = [int(i) for i in ids[:exact].tolist()]
+    seen = [(d, cosines[i]) for i, d in zip(read_ids, dist[:exact].tolist(), strict=True) if i in cosines]
+    x = np.array([d for d, _c in seen], np.float64)
+    y = np.array([c for _d, c in seen], np.float64)
+    floor = float(y.min())
+    slope, at0 = np.polyfit(x, y, 1) if len(np.unique(x)) > 1 else (0.0, floor)
+    items = index.items_of(ids[exact:])
+    guess = np.minimum(at0 + slope * dist[exact:].astype(np.float64), floor)
+    return [(float(g), int(i)) for g, i in zip(guess.tolist(), items.tolist(), strict=True) if i]
+
+
+def _ranked(
+    rows: list[Any], kind: int, query: model_mod.Vectors, estimated: Sequence[tuple[float, int]] = ()
+) -> list[tuple[float, int]]:
     """(cosine, fact or chunk id) of the candidates, best first, each fact or chunk once (by
-    its nearest vector: a long one has several)."""
+    its nearest vector: a long one has several; `estimated`: more candidates' items with their
+    cosine's estimate)."""
     column = "fact_id" if kind == FACT else "chunk_id"
     rows = [r for r in rows if r[column] is not None]
-    if not rows:
-        return []
-    scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
     best: dict[int, float] = {}
-    for score, r in zip(scores.tolist(), rows, strict=True):
-        item = int(r[column])
-        best[item] = max(best.get(item, -2.0), float(score))
+    if rows:
+        scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
+        for score, r in zip(scores.tolist(), rows, strict=True):
+            item = int(r[column])
+            best[item] = max(best.get(item, -2.0), float(score))
+    for score, item in estimated:
+        best[item] = max(best.get(item, -2.0), score)
     return sorted(((s, i) for i, s in best.items()), key=lambda t: -t[0])
 
 

@@ -24,19 +24,26 @@ def test_full_reach_is_an_exact_scan_in_every_layout(monkeypatch: pytest.MonkeyP
     index = BitIndex()
     first = 2_000  # laid out with partitions; the rest arrive after the layout
     assigned = [int(p) if i % 7 else UNASSIGNED for i, p in enumerate(rng.integers(0, parts, first))]
-    index.add(list(range(1, first + 1)), kinds[:first].tolist(), [r.tobytes() for r in bits[:first]], assigned)
+    owners = [10 * i for i in range(1, n + 1)]  # the item of vector i (made up: 10 i)
+    index.add(
+        list(range(1, first + 1)), kinds[:first].tolist(), owners[:first], [r.tobytes() for r in bits[:first]], assigned
+    )
     centroids = rng.normal(size=(parts, DIMS)).astype(np.float32)
     index.set_centroids(centroids / np.linalg.norm(centroids, axis=1, keepdims=True))
-    index.add(list(range(first + 1, n + 1)), kinds[first:].tolist(), [r.tobytes() for r in bits[first:]])
+    index.add(
+        list(range(first + 1, n + 1)), kinds[first:].tolist(), owners[first:], [r.tobytes() for r in bits[first:]]
+    )
+    assert index.items_of(np.array([3, n, n + 1, 1], np.int64)).tolist() == [30, 10 * n, 0, 10]
     query_vec = rng.normal(size=DIMS).astype(np.float32)
     for kind in (FACT, CHUNK):
         query = rng.integers(0, 2**63, size=WORDS, dtype=np.uint64)
-        ids, complete = index.nearest(query_vec, query.tobytes(), kind, k, 1.0)
+        ids, got, complete = index.nearest(query_vec, query.tobytes(), kind, k, 1.0)
         of_kind = np.flatnonzero(kinds == kind)
         dist = brute(bits[of_kind], query)
         assert sorted(brute(bits[ids - 1], query).tolist()) == sorted(dist)[:k]
         assert all(kinds[i - 1] == kind for i in ids) and not complete
         assert list(brute(bits[ids - 1], query)) == sorted(brute(bits[ids - 1], query))  # nearest first
+        assert got.tolist() == brute(bits[ids - 1], query).tolist()  # and their distances
         # a small reach scans fewer vectors, and every one it scans is of the kind
         monkeypatch.setattr(index_mod, "SCAN_MIN", 10)
         few, _bits, everything = index.scanned(query_vec, kind, 0.1)
