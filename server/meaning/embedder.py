@@ -216,10 +216,14 @@ class Embedder:
             # a changed item is still queued (its trigger re-queued it), for the next batch
             added = await self._write(conn, fresh)
             done = await dequeue(conn, _DEQUEUE_SQL, wanted, now, fresh)
+        committed = self.written  # counting this commit
         self.index.add(*added)
         self.done += done
         self.pending = max(0, self.pending - done)
         if queued < BATCH:  # everything queued when the batch was read is now embedded
+            if not self.pending and committed == seen + 1:  # no commit but ours since: ready now (a
+                # search that waited for this batch reports it so)
+                self.state = "ready"
             self._pulse(seen)
         return queued
 

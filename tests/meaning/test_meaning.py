@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from server import ages
+from server import ages, appkeys
 from server.memory.facts import insert_fact
 from server.memory.ranking import NOTE
 from server.provenance import stamp
@@ -132,3 +132,14 @@ async def test_health_reports_the_embedders_progress(api: Api) -> None:
     meaning = body["meaning"]
     assert meaning["state"] == "ready" and meaning["pending"] == 0 and meaning["vectors"] >= 1
     assert meaning["model"].startswith("wordllama")
+
+
+async def test_a_search_that_waited_for_its_note_sees_the_embedder_ready(api: Api) -> None:
+    """The batch that embeds the last queued item leaves the embedder "ready" as it ends, not one
+    queue read later: a search that waited for it (and the health asked next) never says
+    "building" with nothing left to do (it did, now and then, in a loop of test runs)."""
+    embedder = api.app[appkeys.EMBEDDER]
+    for n in range(5):
+        await note(api, f"https://dogs.example/{n}", f"{CRATE} ({n})")
+        await embedder.settled()  # returns as the batch's end is signalled
+        assert embedder.state == "ready", n
