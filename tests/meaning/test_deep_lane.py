@@ -91,6 +91,39 @@ async def test_every_item_gets_a_vector_and_a_paraphrase_comes_first(api: Api) -
     assert CRATE in static and static.index(CRATE) >= 2, static
 
 
+# three paragraphs of a long note before the part the query is about (well past 128 tokens)
+PREAMBLE = (
+    "Trip log, day one: the ferry left at seven and the harbour was still grey with fog. We bought "
+    "bread and cheese at the market, then walked the old walls until the rain came back. The hostel "
+    "had twelve beds, a kitchen with one working hob and a view of the cranes at the container port. "
+    "Day two: a bus to the monastery on the hill, two hours of hairpin bends, lunch of lentil soup. "
+    "The library there holds maps from the sixteenth century; photographs were not allowed. Back in "
+    "town a street band played until midnight and the square smelled of grilled corn and diesel. "
+    "Day three: laundry, postcards, a long swim off the rocks, and a late train to the capital. "
+)
+
+
+async def test_a_long_item_is_read_in_windows_and_found_by_a_later_one(api: Api) -> None:
+    long_note = PREAMBLE + "Back home: " + CRATE
+    ids = await store_notes(api)
+    status, body = await api.post("/api/notes", {"url": "https://dogs.example/trip", "text": long_note})
+    assert status == 201
+    await built(api)
+    row = await api.store.fetchone("SELECT vec FROM deep_fact_vectors WHERE fact_id = ?", (body["id"],))
+    assert row is not None and len(row[0]) in (2 * minilm.DIMS, 3 * minilm.DIMS)  # its windows, one blob
+    async with api.store.transaction() as conn:  # the short crate note out of the way
+        await conn.execute("UPDATE facts SET text = 'Tax return due in April.' WHERE id = ?", (ids[0],))
+    await built(api)
+    assert (await meaning_texts(api, QUERY))[0].startswith("Trip log")  # (shown cut)
+    # control: its first window alone (what the second model read before) ranks it lower
+    async with api.store.transaction() as conn:
+        await conn.execute(
+            "UPDATE deep_fact_vectors SET vec = substr(vec, 1, ?) WHERE fact_id = ?", (minilm.DIMS, body["id"])
+        )
+    first_only = await meaning_texts(api, QUERY)
+    assert not first_only[0].startswith("Trip log"), first_only
+
+
 async def test_a_changed_item_is_read_again(api: Api) -> None:
     ids = await store_notes(api)
     await built(api)
