@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.store.schema_check import differences_in, migration_files
+from server.store.schema_check import differences_in, newer_migrations
 
 DB_NAME = "wherefrom.db"
 
@@ -103,8 +103,7 @@ def check_restorable(path: Path) -> str:
             names = {r[0] for r in con.execute("SELECT name FROM schema_migrations")}
         except sqlite3.DatabaseError:
             raise RefusedError(f"{path} is not a Wherefrom database (no schema_migrations)") from None
-        known = {name for name, _ in migration_files()}
-        newer = sorted(names - known)
+        newer = newer_migrations(names)
         if newer:
             raise RefusedError(
                 f"{path} has a newer schema than this build ({', '.join(newer)}); update Wherefrom first"

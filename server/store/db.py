@@ -20,7 +20,7 @@ import aiosqlite
 
 from server.store.claims import claim_in
 from server.store.reader import Reader
-from server.store.schema_check import MIGRATIONS_TABLE, differences
+from server.store.schema_check import MIGRATIONS_TABLE, NEWER, differences
 from server.store.schema_check import migration_files as migration_files  # re-exported
 from server.store.schema_check import statements as statements  # re-exported
 from server.store.upgrades import AFTER
@@ -109,7 +109,8 @@ class Store:
         if wrong:
             await conn.close()
             shown = "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
-            raise StoreError(f"{path} does not have this build's schema ({shown}); restore a good backup")
+            advice = "update Wherefrom to open it" if wrong[0].startswith(NEWER) else "restore a good backup"
+            raise StoreError(f"{path} does not have this build's schema ({shown}); {advice}")
         readers: list[Reader] = []
         try:
             for n in range(READERS):

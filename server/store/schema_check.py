@@ -58,12 +58,25 @@ def expected(names: set[str]) -> Objects:
         con.close()
 
 
+NEWER = "written by a newer Wherefrom"
+
+
+def newer_migrations(names: set[str]) -> list[str]:
+    """The recorded migrations this build does not know: a newer build wrote the database (its
+    data may be in a shape this build misreads, with no schema object changed)."""
+    return sorted(names - {name for name, _ in migration_files()})
+
+
 def differences_in(con: sqlite3.Connection) -> list[str]:
-    """What in `con`'s schema a fresh database does not have, lacks or has otherwise."""
+    """What in `con`'s schema a fresh database does not have, lacks or has otherwise; first of all,
+    migrations of a newer build."""
     try:
         names = {r[0] for r in con.execute("SELECT name FROM schema_migrations")}
     except sqlite3.DatabaseError:
         return ["no schema_migrations table: not a Wherefrom database"]
+    newer = newer_migrations(names)
+    if newer:
+        return [f"{NEWER} (migrations {', '.join(newer)})"]
     known = [name for name, _ in migration_files()]
     gaps = [n for n in known[: max((known.index(n) + 1 for n in names if n in known), default=0)] if n not in names]
     if gaps:
