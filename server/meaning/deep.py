@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from server.meaning import minilm
+from server.meaning import deep_scan, minilm
 from server.meaning import model as model_mod
+from server.meaning.deep_scan import DeepScan
 from server.meaning.items import ITEMS, dequeue, item_texts, json_ids, take
 from server.store.db import Store
 
@@ -76,6 +77,7 @@ class DeepLane:
         self.pending = 0
         self.done = 0
         self.error: str | None = None
+        self.scan = DeepScan()  # its own candidates: the sign bits of every window it read
 
     @property
     def on(self) -> bool:
@@ -87,6 +89,7 @@ class DeepLane:
             "state": self.state,
             "pending": self.pending,
             "embedded": self.done,
+            "own_candidates": self.scan.state,  # its own scan beside the static model's candidates
             **({"error": self.error} if self.error else {}),
             **({"off": self.off_reason} if self.off_reason else {}),
         }
@@ -100,8 +103,23 @@ class DeepLane:
             log.exception("the second embedding model did not load")
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
             return
+        await self._load_scan()
         self.pending = await self._queued()
         self.state = "building" if self.pending else "ready"
+
+    async def _load_scan(self) -> None:
+        """The bits of every window read so far (not when the store holds more than the scan keeps)."""
+        counted = await self.store.fetchone(
+            "SELECT (SELECT COUNT(*) FROM deep_fact_vectors) + (SELECT COUNT(*) FROM deep_chunk_vectors)"
+        )
+        if counted and int(counted[0]) > deep_scan.MAX_ITEMS:
+            self.scan.too_many()
+            return
+        for item in ITEMS:
+            after = 0
+            while rows := await self.store.fetchall(deep_scan.LOAD_SQL[item], (after,)):
+                self.scan.add(item, [(int(r[0]), bytes(r[1])) for r in rows])
+                after = int(rows[-1][0])
 
     async def _queued(self) -> int:
         row = await self.store.fetchone("SELECT COUNT(*) FROM deep_queue")
@@ -149,6 +167,8 @@ class DeepLane:
                     [(i, minilm.NAME, blob) for (kind, i), blob in fresh if kind == item],
                 )
             done = await dequeue(conn, _DEQUEUE_SQL, wanted, now, fresh)
+        for item in ITEMS:
+            self.scan.add(item, [(i, b) for (kind, i), b in fresh if kind == item])
         self.done += done
         self.pending = max(0, self.pending - done)
         return queued

@@ -39,7 +39,7 @@ def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> n
     memory; a (n, WORDS) array broadcast against the query took 4x as long). int32 because
     numpy's argpartition is 4x slower on uint16."""
     out: npt.NDArray[np.int32] = np.bitwise_count(columns[0] ^ query[0]).astype(np.int32)
-    for word in range(1, WORDS):
+    for word in range(1, len(columns)):  # WORDS here; the second model's bits have more
         out += np.bitwise_count(columns[word] ^ query[word])
     return out
 

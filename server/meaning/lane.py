@@ -25,6 +25,7 @@ from server import ages
 from server.governance.visibility import visible
 from server.meaning import deep
 from server.meaning import model as model_mod
+from server.meaning.deep_scan import DeepScan
 from server.meaning.embedder import Embedder
 from server.meaning.index import CHUNK, FACT, BitIndex, Ids
 from server.meaning.items import json_ids
@@ -44,6 +45,12 @@ Dists = npt.NDArray[np.int32]
 _VECTORS_SQL = """
 SELECT v.id, v.vec, v.fact_id, v.chunk_id FROM vectors v WHERE v.id IN (SELECT value FROM json_each(:ids))
 """
+# the static vectors of the second model's own candidates (server.meaning.deep_scan), by item: no
+# item is answered from this read either
+_ITEM_VECTORS_SQL = {
+    FACT: "SELECT fact_id AS item, vec FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
+    CHUNK: "SELECT chunk_id AS item, vec FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+}
 _FACT_ROWS_SQL = f"""
 SELECT {ANSWER_COLUMNS}
 FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
@@ -92,8 +99,8 @@ async def nearest(
     store's readers, in one thread hop."""
     if limit <= 0 or not embedder.ready:
         return []
-    index = embedder.index
-    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query))
+    index, scan = embedder.index, embedder.deep.scan
+    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query, scan))
 
 
 def _nearest(
@@ -104,6 +111,7 @@ def _nearest(
     limit: int,
     exclude_host: str | None,
     deep_query: DeepQuery | None = None,
+    scan: DeepScan | None = None,
 ) -> list[tuple[float, Any]]:
     vector = _embed_one(query) if isinstance(query, str) else query
     if not np.any(vector):
@@ -119,6 +127,8 @@ def _nearest(
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
         ranked = _ranked(rows, kind, vector, _estimated(index, rows, ids, dist, read, vector))
         if deep_query is not None:
+            if scan is not None:
+                ranked = _with_its_own(con, scan, kind, ranked, deep_query, vector)
             ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query)
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
@@ -126,6 +136,35 @@ def _nearest(
         if complete or (len(found) >= limit and 2 * shown >= looked):
             return found
         exact, reach = exact * 4, reach * 4
+
+
+def _with_its_own(
+    con: sqlite3.Connection,
+    scan: DeepScan,
+    kind: int,
+    ranked: list[tuple[float, int]],
+    deep_query: DeepQuery,
+    query: model_mod.Vectors,
+) -> list[tuple[float, int]]:
+    """`ranked` and the second model's own nearest items (server.meaning.deep_scan) with their
+    static cosine (read: they are not near by it), unordered."""
+    vector = deep_query.result() if isinstance(deep_query, Future) else deep_query
+    if vector is None:
+        return ranked
+    have = {i for _s, i in ranked}
+    more = [i for i in scan.nearest("fact" if kind == FACT else "chunk", vector) if i not in have]
+    if not more:
+        return ranked
+    rows = con.execute(_ITEM_VECTORS_SQL[kind], (json_ids(more),)).fetchall()
+    best: dict[int, float] = {}
+    if rows:
+        for item, score in zip(
+            [int(r["item"]) for r in rows],
+            (model_mod.from_int8([r["vec"] for r in rows]) @ query).tolist(),
+            strict=True,
+        ):
+            best[item] = max(best.get(item, -2.0), score)
+    return ranked + [(s, i) for i, s in best.items()]
 
 
 def _estimated(

@@ -1,0 +1,111 @@
+"""The second model's own candidates: the sign bits of every window it has read, in memory, scanned
+by Hamming distance beside the static model's candidates (server.meaning.lane).
+
+The static model's 600 nearest miss some paraphrases that the second model would rank first (its
+targets' static cosine is low); the second model never scans its int8 vectors (384 bytes a window,
+read from SQLite by id), but its sign bits (48 bytes a window) scan fast: ~1 ms per 100k windows
+here. While the store holds at most MAX_ITEMS items read by it, each search adds the items of its
+NEAREST nearest windows to the candidates; above that, the scan would cost more than a search's
+budget (and its bits ~60 MB at 1M items), so it is not kept and the static model's candidates are
+all there is (`state` says which). Bits of an item changed or deleted since they were added stay
+until the next start: they only add a candidate, whose vectors are then read by id (a deleted item
+has none and is dropped; a changed one is scored by what it holds now).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import numpy.typing as npt
+
+from server.meaning.index import hamming
+
+MAX_ITEMS = 200_000  # items read by the second model beyond which it does not scan
+NEAREST = 300  # windows whose items a search adds (paraphrase r@10 0.76 -> 0.82 at 50 and 100, 0.85 at 300)
+DIMS = 384
+WORDS = DIMS // 64
+KINDS = ("fact", "chunk")
+LOAD_SQL = {
+    "fact": "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id > ? ORDER BY fact_id LIMIT 5000",
+    "chunk": "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id > ? ORDER BY chunk_id LIMIT 5000",
+}
+
+
+def window_bits(blob: bytes) -> npt.NDArray[np.uint64]:
+    """The sign bits of each window of a blob (server.meaning.deep: DIMS int8 a window), as
+    (windows, WORDS) words."""
+    signs = np.frombuffer(blob, dtype=np.int8).reshape(-1, DIMS) > 0
+    return np.packbits(signs, axis=1).view(np.uint64)
+
+
+class DeepScan:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.items = 0  # items added (an item read again counts again)
+        self.over = False  # more than MAX_ITEMS: nothing kept, no scan
+        self._owners: dict[str, list[npt.NDArray[np.int64]]] = {k: [] for k in KINDS}
+        self._bits: dict[str, list[npt.NDArray[np.uint64]]] = {k: [] for k in KINDS}
+        self._packed: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]] = {}
+
+    @property
+    def state(self) -> str:
+        return f"off: more than {MAX_ITEMS:,} items" if self.over else "on"
+
+    def add(self, kind: str, rows: list[tuple[int, bytes]]) -> None:
+        """The windows of these items (item id, blob) of `kind` ('fact' or 'chunk')."""
+        if self.over or not rows:
+            return
+        bits = [window_bits(blob) for _i, blob in rows]
+        owners = np.repeat(np.array([i for i, _b in rows], np.int64), [len(b) for b in bits])
+        with self._lock:
+            self.items += len(rows)
+            if self.items > MAX_ITEMS:
+                self._off()
+                return
+            self._owners[kind].append(owners)
+            self._bits[kind].append(np.concatenate(bits))
+            self._packed.pop(kind, None)
+
+    def too_many(self) -> None:
+        """The store holds more items than it keeps: keep nothing, scan nothing."""
+        with self._lock:
+            self._off()
+
+    def _off(self) -> None:
+        self.over = True
+        self._owners = {k: [] for k in KINDS}
+        self._bits = {k: [] for k in KINDS}
+        self._packed = {}
+
+    def nearest(self, kind: str, query: npt.NDArray[np.float32], k: int = NEAREST) -> list[int]:
+        """The items of `kind` owning the k windows nearest to the query's sign bits, nearest
+        first, each once (none when it does not scan)."""
+        packed = self._columns(kind)
+        if packed is None:
+            return []
+        owners, columns = packed
+        qbits = np.packbits(query > 0).view(np.uint64)
+        dist = hamming(columns, qbits)
+        k = min(k, len(dist))
+        top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
+        top = top[np.argsort(dist[top], kind="stable")]
+        out: list[int] = list(dict.fromkeys(owners[top].tolist()))
+        return out
+
+    def _columns(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]] | None:
+        """The kind's owners and bits word by word (server.meaning.index.hamming), joined once
+        after each add."""
+        with self._lock:
+            if self.over or not self._owners[kind]:
+                return None
+            packed = self._packed.get(kind)
+            if packed is None:
+                owners = np.concatenate(self._owners[kind])
+                bits = np.concatenate(self._bits[kind])
+                self._owners[kind], self._bits[kind] = [owners], [bits]
+                packed = self._packed[kind] = (owners, np.ascontiguousarray(bits.T))
+            return packed
+
+
+__all__ = ["MAX_ITEMS", "NEAREST", "DeepScan", "window_bits"]

@@ -1,0 +1,114 @@
+"""The second model's own candidates (server.meaning.deep_scan): the sign bits of every window it
+read, scanned beside the static model's candidates, so an item the static model does not put among
+its nearest is still found by the second model; above MAX_ITEMS it keeps and scans nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from server import appkeys
+from server.meaning import deep_scan, lane, minilm
+from server.meaning import model as model_mod
+from server.meaning.deep_scan import DeepScan, window_bits
+from server.settings import Settings
+from tests.conftest import Api, running_api
+from tests.meaning.test_deep_lane import CRATE, OTHERS, QUERY, built, store_notes
+
+# notes the static model puts nearer to QUERY than CRATE (its words: getting, new, comfortable)
+DECOYS = [
+    f"Getting a new {thing} comfortable: {n} days of getting used to the new one."
+    for n, thing in enumerate(
+        [
+            "chair",
+            "mattress",
+            "desk",
+            "car seat",
+            "pillow",
+            "keyboard",
+            "jacket",
+            "bike saddle",
+            "headset",
+            "backpack",
+            "boots",
+            "sofa",
+            "lamp",
+            "monitor",
+            "tent",
+            "hammock",
+        ]
+    )
+]
+
+
+@pytest.fixture(autouse=True)
+def _installed() -> None:
+    if not minilm.available():
+        pytest.skip("the second model's wheel is not installed")
+
+
+def test_window_bits_are_each_windows_signs() -> None:
+    blob = np.array([1] * 384 + [-1] * 384, np.int8).tobytes()
+    bits = window_bits(blob)
+    assert bits.shape == (2, 6) and bits[0].tolist() == [2**64 - 1] * 6 and bits[1].tolist() == [0] * 6
+
+
+def test_nearest_windows_name_their_items_once_and_nothing_over_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(1)
+    query = rng.normal(size=384).astype(np.float32)
+    near = np.sign(query).astype(np.int8)  # the query's own signs: distance 0
+    far = (-near).astype(np.int8)
+    scan = DeepScan()
+    scan.add("fact", [(7, far.tobytes() + near.tobytes()), (8, far.tobytes())])
+    scan.add("chunk", [(9, near.tobytes())])
+    assert scan.nearest("fact", query, 1) == [7]  # its second window is the query's signs
+    assert scan.nearest("fact", query, 3) == [7, 8]  # each item once, nearest first
+    assert scan.nearest("chunk", query) == [9]
+    monkeypatch.setattr(deep_scan, "MAX_ITEMS", 4)
+    scan.add("fact", [(10, near.tobytes()), (11, near.tobytes())])  # 5 items: over
+    assert scan.over and scan.state.startswith("off") and scan.nearest("fact", query) == []
+
+
+async def test_an_item_the_static_model_leaves_out_is_found_by_the_second_models_own_scan(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store_notes(api)
+    for n, text in enumerate(DECOYS):
+        status, _ = await api.post("/api/notes", {"url": f"https://decoys.example/{n}", "text": text})
+        assert status == 201
+    await built(api)
+    # the static model's candidates for one result: 4 read and 8 estimated (a store's 600 and more)
+    monkeypatch.setattr(lane, "FIRST_WINDOW", 1)
+    texts = [CRATE, *OTHERS, *DECOYS]
+    static = model_mod.model().embed(texts) @ model_mod.model().embed([QUERY])[0]
+    assert int(np.sum(static > static[0])) >= 12  # not among the static model's 12 nearest
+
+    async def first() -> str:
+        status, body = await api.get("/api/search", params={"q": QUERY, "lanes": "meaning", "limit": 1})
+        assert status == 200 and len(body["results"]) == 1, body
+        return str(body["results"][0]["text"])
+
+    assert await first() == CRATE
+    # control: without its own scan (as above MAX_ITEMS) the second model never sees it
+    api.app[appkeys.EMBEDDER].deep.scan.too_many()
+    assert await first() != CRATE
+
+
+async def test_a_restart_loads_every_window_read_and_a_large_store_keeps_none(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with running_api(settings) as api:
+        ids = await store_notes(api)
+        await built(api)
+    async with running_api(settings) as api:
+        await built(api)
+        scan = api.app[appkeys.EMBEDDER].deep.scan
+        assert scan.items == len(ids) and not scan.over
+        assert set(scan.nearest("fact", minilm.model().embed([QUERY])[0], len(ids))) == set(ids)
+    monkeypatch.setattr(deep_scan, "MAX_ITEMS", len(ids) - 1)
+    async with running_api(settings) as api:  # more items than it keeps: nothing loaded, search as before
+        await built(api)
+        scan = api.app[appkeys.EMBEDDER].deep.scan
+        assert scan.over and scan.nearest("fact", minilm.model().embed([QUERY])[0]) == []
+        status, body = await api.get("/api/search", params={"q": QUERY, "lanes": "meaning"})
+        assert status == 200 and body["results"][0]["text"] == CRATE
