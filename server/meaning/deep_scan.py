@@ -56,15 +56,15 @@ class DeepScan:
         """The windows of these items (item id, blob) of `kind` ('fact' or 'chunk')."""
         if self.over or not rows:
             return
-        bits = [window_bits(blob) for _i, blob in rows]
-        owners = np.repeat(np.array([i for i, _b in rows], np.int64), [len(b) for b in bits])
+        bits = window_bits(b"".join(blob for _i, blob in rows))  # one numpy pass for all of them
+        owners = np.repeat(np.array([i for i, _b in rows], np.int64), [len(b) // DIMS for _i, b in rows])
         with self._lock:
             self.items += len(rows)
             if self.items > MAX_ITEMS:
                 self._off()
                 return
             self._owners[kind].append(owners)
-            self._bits[kind].append(np.concatenate(bits))
+            self._bits[kind].append(bits)
             self._packed.pop(kind, None)
 
     def too_many(self) -> None:
