@@ -188,8 +188,15 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
     its queue emptied: that model reads ~100 items a second, so 1M real ones would take hours of
     CPU. For the lookups' latency only (the rerank reads and scores them like real ones); the
     quality of the rerank is bench_search_quality.py's, on real vectors. How many were written."""
-    from server.meaning import minilm
+    import asyncio
 
+    from server.meaning import minilm
+    from server.store.db import Store
+
+    async def migrated() -> None:  # a store of an older build: what its migrations queue comes first
+        await (await Store.open(db)).close()
+
+    asyncio.run(migrated())
     rng = np.random.default_rng(seed)
     con = sqlite3.connect(db)
     con.execute("PRAGMA synchronous=OFF")

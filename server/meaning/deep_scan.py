@@ -49,6 +49,11 @@ class DeepScan:
         self._packed: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]] = {}
 
     @property
+    def scans(self) -> bool:
+        """Whether it holds anything to scan (a search waits for the query's vector only then)."""
+        return not self.over and self.items > 0
+
+    @property
     def state(self) -> str:
         return f"off: more than {MAX_ITEMS:,} items" if self.over else "on"
 

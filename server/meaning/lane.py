@@ -127,7 +127,8 @@ def _nearest(
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
         ranked = _ranked(rows, kind, vector, _estimated(index, rows, ids, dist, read, vector))
         if deep_query is not None:
-            if scan is not None:
+            if scan is not None and scan.scans:  # (else the query's vector is waited for only as
+                # the second model's vectors of the candidates are read)
                 ranked = _with_its_own(con, scan, kind, ranked, deep_query, vector)
             ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query)
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
