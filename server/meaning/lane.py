@@ -13,6 +13,7 @@ visible ones out. Scores are cosines in [-1, 1].
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -127,10 +128,10 @@ def _nearest(
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
         ranked = _ranked(rows, kind, vector, _estimated(index, rows, ids, dist, read, vector))
         if deep_query is not None:
-            if scan is not None and scan.scans:  # (else the query's vector is waited for only as
-                # the second model's vectors of the candidates are read)
-                ranked = _with_its_own(con, scan, kind, ranked, deep_query, vector)
-            ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query)
+            more = None  # its own candidates, once the query's vector of it is there
+            if scan is not None and scan.scans:
+                more = functools.partial(_its_own, con, scan, kind, {i for _s, i in ranked}, query=vector)
+            ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query, more)
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
         # partitions nearest the query, they may be all there is), so it grows
@@ -139,33 +140,27 @@ def _nearest(
         exact, reach = exact * 4, reach * 4
 
 
-def _with_its_own(
+def _its_own(
     con: sqlite3.Connection,
     scan: DeepScan,
     kind: int,
-    ranked: list[tuple[float, int]],
-    deep_query: DeepQuery,
+    have: set[int],
+    deep_vector: model_mod.Vectors,
+    *,
     query: model_mod.Vectors,
 ) -> list[tuple[float, int]]:
-    """`ranked` and the second model's own nearest items (server.meaning.deep_scan) with their
-    static cosine (read: they are not near by it), unordered."""
-    vector = deep_query.result() if isinstance(deep_query, Future) else deep_query
-    if vector is None:
-        return ranked
-    have = {i for _s, i in ranked}
-    more = [i for i in scan.nearest("fact" if kind == FACT else "chunk", vector) if i not in have]
+    """The second model's own nearest items (server.meaning.deep_scan) not in `have`, with their
+    static cosine (read: the static model does not find them near)."""
+    more = [i for i in scan.nearest("fact" if kind == FACT else "chunk", deep_vector) if i not in have]
     if not more:
-        return ranked
+        return []
     rows = con.execute(_ITEM_VECTORS_SQL[kind], (json_ids(more),)).fetchall()
     best: dict[int, float] = {}
     if rows:
-        for item, score in zip(
-            [int(r["item"]) for r in rows],
-            (model_mod.from_int8([r["vec"] for r in rows]) @ query).tolist(),
-            strict=True,
-        ):
+        cosines = (model_mod.from_int8([r["vec"] for r in rows]) @ query).tolist()
+        for item, score in zip([int(r["item"]) for r in rows], cosines, strict=True):
             best[item] = max(best.get(item, -2.0), score)
-    return ranked + [(s, i) for i, s in best.items()]
+    return [(s, i) for i, s in best.items()]
 
 
 def _estimated(
