@@ -55,7 +55,7 @@ NOT_READERS = {
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
     "server/meaning/deep_scan.py:LOAD_SQL": "loads the second model's window bits into its scan; answers no item",
     "server/meaning/deep.py:_load_scan": "counts the second model's vectors (its scan keeps at most so many)",
-    "server/meaning/lane.py:_ITEM_VECTORS_SQL": "static vectors of the second model's own candidates; items via the rule",
+    "server/meaning/lane.py:_ITEM_VECTORS_SQL": "static vectors of the second model's own candidates; no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }
 
