@@ -336,7 +336,8 @@ async def related_plans(db: Path, pages: list[tuple[str, str]]) -> list[tuple[st
             qbits = model.sign_bits(query[None, :])[0]
             ids, _dist, _all = embedder.index.nearest(query, qbits, lane.FACT, lane.FIRST_WINDOW, lane.FIRST_REACH)
             candidates = json_ids(ids.tolist())
-            ranked = lane._ranked(await store.fetchall(lane._VECTORS_SQL, {"ids": candidates}), lane.FACT, query)
+            rows = await store.fetchall(lane._VECTORS_SQL, {"ids": candidates})
+            ranked = lane._ranked(rows, lane.FACT, lane._cosines(rows, query))
             plans.append((url, candidates, json_ids([i for _s, i in ranked[:RELATED_LIMIT]])))
         return plans
     finally:

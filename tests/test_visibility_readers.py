@@ -53,7 +53,7 @@ NOT_READERS = {
     "server/meaning/deep.py:_FACT_VECTORS_SQL": "the second model's vectors of candidate facts, to rescore; no item",
     "server/meaning/deep.py:_CHUNK_VECTORS_SQL": "the second model's vectors of candidate chunks, to rescore; no item",
     "server/meaning/partitions.py:_VECTORS_SQL": "trains and assigns partitions from vectors; answers no item",
-    "server/meaning/deep_scan.py:LOAD_SQL": "loads the second model's window bits into its scan; answers no item",
+    "server/meaning/deep.py:_LOAD_SQL": "loads the second model's window bits into its own scan; answers no item",
     "server/meaning/deep.py:_load_scan": "counts the second model's vectors (its scan keeps at most so many)",
     "server/meaning/lane.py:_ITEM_VECTORS_SQL": "static vectors of the second model's own candidates; no item",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",

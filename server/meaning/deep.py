@@ -51,6 +51,11 @@ _TABLE = {"fact": ("deep_fact_vectors", "fact_id"), "chunk": ("deep_chunk_vector
 _FACT_VECTORS_SQL = "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id IN (SELECT value FROM json_each(?))"
 _CHUNK_VECTORS_SQL = "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))"
 _VECTORS_SQL = {"fact": _FACT_VECTORS_SQL, "chunk": _CHUNK_VECTORS_SQL}
+# every vector of this model, a page at a time: its own scan's bits (server.meaning.deep_scan)
+_LOAD_SQL = {
+    "fact": "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id > ? ORDER BY fact_id LIMIT 5000",
+    "chunk": "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id > ? ORDER BY chunk_id LIMIT 5000",
+}
 
 
 def mixed(static: float, deep: float | None) -> float:
@@ -118,7 +123,7 @@ class DeepLane:
             return
         for item in ITEMS:
             after = 0
-            while rows := await self.store.fetchall(deep_scan.LOAD_SQL[item], (after,)):
+            while rows := await self.store.fetchall(_LOAD_SQL[item], (after,)):
                 self.scan.add(item, [(int(r[0]), bytes(r[1])) for r in rows])
                 after = int(rows[-1][0])
 

@@ -19,22 +19,17 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from server.meaning.index import hamming
+from server.meaning.index import hamming, top_k
+from server.meaning.items import ITEMS as KINDS
+from server.meaning.minilm import DIMS
 
 MAX_ITEMS = 200_000  # items read by the second model beyond which it does not scan
 NEAREST = 300  # windows whose items a search adds (paraphrase r@10 0.76 -> 0.82 at 50 and 100, 0.85 at 300)
-DIMS = 384
-WORDS = DIMS // 64
-KINDS = ("fact", "chunk")
-LOAD_SQL = {
-    "fact": "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id > ? ORDER BY fact_id LIMIT 5000",
-    "chunk": "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id > ? ORDER BY chunk_id LIMIT 5000",
-}
 
 
 def window_bits(blob: bytes) -> npt.NDArray[np.uint64]:
     """The sign bits of each window of a blob (server.meaning.deep: DIMS int8 a window), as
-    (windows, WORDS) words."""
+    (windows, DIMS / 64) words."""
     signs = np.frombuffer(blob, dtype=np.int8).reshape(-1, DIMS) > 0
     return np.packbits(signs, axis=1).view(np.uint64)
 
@@ -91,11 +86,7 @@ class DeepScan:
             return []
         owners, columns = packed
         qbits = np.packbits(query > 0).view(np.uint64)
-        dist = hamming(columns, qbits)
-        k = min(k, len(dist))
-        top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
-        top = top[np.argsort(dist[top], kind="stable")]
-        out: list[int] = list(dict.fromkeys(owners[top].tolist()))
+        out: list[int] = list(dict.fromkeys(owners[top_k(hamming(columns, qbits), k)].tolist()))
         return out
 
     def _columns(self, kind: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]] | None:

@@ -29,7 +29,7 @@ from server.meaning import partitions
 from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
 from server.meaning.items import dequeue, item_texts, json_ids, take
-from server.store.db import Store
+from server.store.db import Store, stop_background
 
 log = logging.getLogger("wherefrom")
 BATCH = 256
@@ -127,12 +127,7 @@ class Embedder:
         self._task = asyncio.create_task(self._run(), name="embedder")
 
     async def stop(self) -> None:
-        if self._written in self.store.after_commit:
-            self.store.after_commit.remove(self._written)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_background(self.store, self._written, self._task)
         self.executor.shutdown(wait=True, cancel_futures=True)
 
     async def _run(self) -> None:

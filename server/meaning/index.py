@@ -1,9 +1,9 @@
 """The in-memory index of the vectors table: every vector's id, item kind, item id (the fact or
 chunk it is a vector of), sign bits (32 bytes) and partition, and a copy of the ids and bits
 (word by word) in partition order, so that a query reads each partition as one slice (~90 MB at
-1M vectors). A query scans sign bits by Hamming
-distance for candidates; the caller reranks them by their int8 vectors, read from SQLite, and
-reads their items through the visibility rule (server.meaning.lane). Ids of vectors since
+1M vectors). A query scans sign bits by Hamming distance for candidates; the caller reranks them
+by their int8 vectors, read from SQLite, and reads their items through the visibility rule
+(server.meaning.lane). Ids of vectors since
 deleted stay here until the next start; reading their vectors drops them.
 
 Partitioned (server.meaning.partitions: k-means centroids, each vector's nearest one), a query
@@ -42,6 +42,15 @@ def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> n
     for word in range(1, len(columns)):  # WORDS here; the second model's bits have more
         out += np.bitwise_count(columns[word] ^ query[word])
     return out
+
+
+def top_k(dist: npt.NDArray[np.int32], k: int) -> npt.NDArray[np.intp]:
+    """The positions of the k smallest distances, smallest first (ties in a stable order)."""
+    k = min(k, len(dist))
+    if k <= 0:
+        return np.zeros(0, np.intp)
+    top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
+    return top[np.argsort(dist[top], kind="stable")]
 
 
 class BitIndex:
@@ -200,14 +209,12 @@ class BitIndex:
         ids = np.concatenate([i for i, _c in slices])
         total = len(ids)
         complete = everything and total <= k
-        k = min(k, total)
-        if k <= 0:
+        if min(k, total) <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int32), complete
         qbits = np.frombuffer(query_bits, dtype=np.uint64)
         # each slice's distances where it lies (copying the scanned bits together cost as much)
         dist = np.concatenate([hamming(columns, qbits) for _i, columns in slices])
-        top = np.argpartition(dist, k - 1)[:k] if k < total else np.arange(total)
-        top = top[np.argsort(dist[top], kind="stable")]
+        top = top_k(dist, k)
         return ids[top], dist[top], complete
 
     def scanned(self, query: Vectors, kind: int, reach: float) -> tuple[Ids, npt.NDArray[np.uint64], bool]:

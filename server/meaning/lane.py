@@ -46,11 +46,11 @@ Dists = npt.NDArray[np.int32]
 _VECTORS_SQL = """
 SELECT v.id, v.vec, v.fact_id, v.chunk_id FROM vectors v WHERE v.id IN (SELECT value FROM json_each(:ids))
 """
-# the static vectors of the second model's own candidates (server.meaning.deep_scan), by item: no
-# item is answered from this read either
+# the static vectors of the second model's own candidates (server.meaning.deep_scan), by item, in
+# the shape of _VECTORS_SQL's rows: no item is answered from this read either
 _ITEM_VECTORS_SQL = {
-    FACT: "SELECT fact_id AS item, vec FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
-    CHUNK: "SELECT chunk_id AS item, vec FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+    FACT: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
+    CHUNK: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
 }
 _FACT_ROWS_SQL = f"""
 SELECT {ANSWER_COLUMNS}
@@ -126,7 +126,8 @@ def _nearest(
         read = exact if deep_query is None else window // 2
         ids, dist, complete = index.nearest(vector, qbits, kind, window, reach)
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
-        ranked = _ranked(rows, kind, vector, _estimated(index, rows, ids, dist, read, vector))
+        cosines = _cosines(rows, vector)
+        ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
         if deep_query is not None:
             more = None  # its own candidates, once the query's vector of it is there
             if scan is not None and scan.scans:
@@ -155,25 +156,27 @@ def _its_own(
     if not more:
         return []
     rows = con.execute(_ITEM_VECTORS_SQL[kind], (json_ids(more),)).fetchall()
-    best: dict[int, float] = {}
-    if rows:
-        cosines = (model_mod.from_int8([r["vec"] for r in rows]) @ query).tolist()
-        for item, score in zip([int(r["item"]) for r in rows], cosines, strict=True):
-            best[item] = max(best.get(item, -2.0), score)
-    return [(s, i) for i, s in best.items()]
+    return _ranked(rows, kind, _cosines(rows, query))
+
+
+def _cosines(rows: list[Any], query: model_mod.Vectors) -> dict[int, float]:
+    """Each read vector's cosine to the query, by vector id."""
+    if not rows:
+        return {}
+    scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
+    return {int(r["id"]): float(c) for r, c in zip(rows, scores.tolist(), strict=True)}
 
 
 def _estimated(
-    index: BitIndex, rows: list[Any], ids: Ids, dist: Dists, exact: int, query: model_mod.Vectors
+    index: BitIndex, cosines: dict[int, float], ids: Ids, dist: Dists, exact: int
 ) -> list[tuple[float, int]]:
     """(estimated cosine, item id) of the candidates past the first `exact`, from their Hamming
-    distance: the line fitted through the first ones' (distance, cosine), never above the lowest
-    of those. Reading half of 600 candidates' vectors so, paraphrase recall@1/10 stayed 0.50/0.76
-    (bench_search_quality's store) and search p95 at 1M items went 25.1 -> 23.0 ms (bench_memory)."""
-    if len(ids) <= exact or not rows:
+    distance: the line fitted through the first ones' (distance, cosine: `cosines`, by vector id),
+    never above the lowest of those. Reading half of 600 candidates' vectors so, paraphrase
+    recall@1/10 stayed 0.50/0.76 (bench_search_quality's store) and search p95 at 1M items went
+    25.1 -> 23.0 ms (bench_memory)."""
+    if len(ids) <= exact or not cosines:
         return []
-    read = model_mod.from_int8([r["vec"] for r in rows]) @ query
-    cosines = {int(r["id"]): c for r, c in zip(rows, read.tolist(), strict=True)}
     read_ids = [int(i) for i in ids[:exact].tolist()]
     seen = [(d, cosines[i]) for i, d in zip(read_ids, dist[:exact].tolist(), strict=True) if i in cosines]
     x = np.array([d for d, _c in seen], np.float64)
@@ -186,19 +189,17 @@ def _estimated(
 
 
 def _ranked(
-    rows: list[Any], kind: int, query: model_mod.Vectors, estimated: Sequence[tuple[float, int]] = ()
+    rows: list[Any], kind: int, cosines: dict[int, float], estimated: Sequence[tuple[float, int]] = ()
 ) -> list[tuple[float, int]]:
     """(cosine, fact or chunk id) of the candidates, best first, each fact or chunk once (by
-    its nearest vector: a long one has several; `estimated`: more candidates' items with their
-    cosine's estimate)."""
+    its nearest vector: a long one has several; `cosines`: the read vectors', by vector id;
+    `estimated`: more candidates' items with their cosine's estimate)."""
     column = "fact_id" if kind == FACT else "chunk_id"
-    rows = [r for r in rows if r[column] is not None]
     best: dict[int, float] = {}
-    if rows:
-        scores = model_mod.from_int8([r["vec"] for r in rows]) @ query
-        for score, r in zip(scores.tolist(), rows, strict=True):
+    for r in rows:
+        if r[column] is not None:
             item = int(r[column])
-            best[item] = max(best.get(item, -2.0), float(score))
+            best[item] = max(best.get(item, -2.0), cosines[int(r["id"])])
     for score, item in estimated:
         best[item] = max(best.get(item, -2.0), score)
     return sorted(((s, i) for i, s in best.items()), key=lambda t: -t[0])

@@ -8,6 +8,7 @@ its Python steps, server.store.upgrades, when SQL cannot compute what it writes)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import sqlite3
 import time
@@ -166,6 +167,17 @@ class Store:
                     notify()
             finally:
                 _IN_TX.reset(token)
+
+
+async def stop_background(store: Store, written: Callable[[], None], task: asyncio.Task[None] | None) -> None:
+    """End a background task that the store's commits wake (`written`, in Store.after_commit):
+    unhook it, cancel the task and wait for it to end."""
+    if written in store.after_commit:
+        store.after_commit.remove(written)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 Params = Iterable[Any] | Mapping[str, Any]

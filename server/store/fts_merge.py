@@ -18,10 +18,9 @@ after 'optimize'.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
-from server.store.db import Store
+from server.store.db import Store, stop_background
 
 log = logging.getLogger("wherefrom")
 TABLES = ("facts_fts", "document_chunks_fts")
@@ -49,12 +48,7 @@ class FtsMerger:
         self._task = asyncio.create_task(self._run(), name="fts-merge")
 
     async def stop(self) -> None:
-        if self._written in self.store.after_commit:
-            self.store.after_commit.remove(self._written)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_background(self.store, self._written, self._task)
 
     async def _run(self) -> None:
         try:

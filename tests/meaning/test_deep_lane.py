@@ -18,7 +18,6 @@ from server import appkeys
 from server.commands.status import meaning_line
 from server.meaning import deep, minilm
 from server.settings import Settings
-from testkit.skips import skip_unless_optional
 from tests.conftest import Api, running_api
 from tests.memory.test_memory_captures import capture
 from tests.memory.test_memory_pagematch import LONG_TEXT, add_document
@@ -41,10 +40,7 @@ OTHERS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _installed() -> None:
-    if not minilm.available():
-        skip_unless_optional("the second model's wheel is not installed (scripts/setup installs it)")
+pytestmark = pytest.mark.usefixtures("second_model")
 
 
 async def store_notes(api: Api) -> list[int]:

@@ -41,10 +41,7 @@ DECOYS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _installed() -> None:
-    if not minilm.available():
-        pytest.skip("the second model's wheel is not installed")
+pytestmark = pytest.mark.usefixtures("second_model")
 
 
 def test_window_bits_are_each_windows_signs() -> None:

@@ -4,7 +4,6 @@ keep the vector they have."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,30 +15,20 @@ from server.governance.visibility import govern
 from server.meaning import deep, minilm
 from server.meaning import model as model_mod
 from server.provenance import stamp
-from server.store.db import Store, _statements, migration_files
-from testkit.skips import skip_unless_optional
+from server.store.db import Store
+from tests.meaning.old_stores import migrated_before
 from tests.meaning.test_deep_lane import CRATE, PREAMBLE
 
 TEXTS = [CRATE, PREAMBLE + CRATE]  # one window; two
 
 
-@pytest.fixture(autouse=True)
-def _installed() -> None:
-    if not minilm.available():
-        skip_unless_optional("the second model's wheel is not installed (scripts/setup installs it)")
+pytestmark = pytest.mark.usefixtures("second_model")
 
 
 def store_before_0015(db: Path) -> list[bytes]:
     """Migrations up to 0014, a short and a long note, each with a one-window vector of the second
     model and nothing queued for it; the vectors' blobs."""
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for name, sql in migration_files():
-        if name >= "0015":
-            break
-        for statement in _statements(sql):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
+    con = migrated_before(db, "0015")
     now = time.time()
     for i, text in enumerate(TEXTS):
         p = stamp(f"https://site.example/{i}", "note")

@@ -8,7 +8,7 @@ import numpy as np
 
 from server.meaning import model as model_mod
 from server.meaning.index import FACT, BitIndex
-from server.meaning.lane import _estimated
+from server.meaning.lane import _cosines, _estimated
 
 
 def test_the_unread_candidates_are_scored_by_their_distance_below_the_read_ones() -> None:
@@ -26,7 +26,8 @@ def test_the_unread_candidates_are_scored_by_their_distance_below_the_read_ones(
     found, dist, _complete = index.nearest(query, model_mod.sign_bits(query[None, :])[0], FACT, 40, 1.0)
     read = 20
     rows = [{"id": int(i), "vec": model_mod.to_int8(vectors[int(i) - 1][None, :])[0]} for i in found[:read]]
-    estimated = _estimated(index, rows, found, dist, read, query)
+    cosines = _cosines(rows, query)
+    estimated = _estimated(index, cosines, found, dist, read)
     assert [item for _c, item in estimated] == [100 + int(i) for i in found[read:]]  # each unread one, by its item
     guesses = [c for c, _i in estimated]
     weakest = min(float(vectors[int(i) - 1] @ query) for i in found[:read])
@@ -36,5 +37,5 @@ def test_the_unread_candidates_are_scored_by_their_distance_below_the_read_ones(
     assert float(np.corrcoef(guesses, true)[0, 1]) > 0.5  # the estimate follows the real cosine
     # a vector deleted since the index was loaded is not known to it: no estimate, no item
     unknown = np.append(found, np.int64(999))
-    assert len(_estimated(index, rows, unknown, np.append(dist, np.int32(200)), read, query)) == 20
-    assert _estimated(index, rows, found[:read], dist[:read], read, query) == []  # nothing unread
+    assert len(_estimated(index, cosines, unknown, np.append(dist, np.int32(200)), read)) == 20
+    assert _estimated(index, cosines, found[:read], dist[:read], read) == []  # nothing unread

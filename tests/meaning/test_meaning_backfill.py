@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from server.provenance import stamp
-from server.store.db import _statements, migration_files
 from testkit.server_process import ServerProcess
+from tests.meaning.old_stores import migrated_before
 
 pytestmark = pytest.mark.slow
 NOTES = 12_000
@@ -25,14 +25,7 @@ def old_store(data_dir: Path) -> Path:
     """A store as the version before the vectors table left it: migrations 0001-0005, notes."""
     data_dir.mkdir(parents=True)
     db = data_dir / "wherefrom.db"
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for name, sql in migration_files():
-        if name >= "0006":
-            break
-        for statement in _statements(sql):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
+    con = migrated_before(db, "0006")
     now = time.time()
     rows = []
     for i in range(NOTES):

@@ -4,7 +4,6 @@ and the current model's vectors are those of the centred token table."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 
@@ -16,7 +15,8 @@ from server.meaning import model as model_mod
 from server.meaning.embedder import Embedder
 from server.meaning.items import item_text
 from server.provenance import stamp
-from server.store.db import Store, _statements, migration_files
+from server.store.db import Store
+from tests.meaning.old_stores import migrated_before
 
 OLD_MODEL = "wordllama-l2_supercat-256"
 TEXTS = ["Crate training for a new puppy, short stays at first.", "Feed the sourdough starter every day."]
@@ -24,14 +24,7 @@ TEXTS = ["Crate training for a new puppy, short stays at first.", "Feed the sour
 
 def store_before_0011(db: Path) -> None:
     """Migrations up to 0010, two notes and a document chunk embedded by the old model."""
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for name, sql in migration_files():
-        if name >= "0011":
-            break
-        for statement in _statements(sql):
-            con.execute(statement)
-        con.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
+    con = migrated_before(db, "0011")
     now = time.time()
     for i, text in enumerate(TEXTS):
         p = stamp(f"https://site.example/{i}", "note")
