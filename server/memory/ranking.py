@@ -16,7 +16,11 @@ full), a meaning hit from half (a faint cosine) to full (a cosine of CLOSE or mo
 overlap on one rare word of three counts little next to a match by meaning, a turn holding most
 of the asked words still beats short notes holding one (whose cosine the shared word inflates),
 and a corrected spelling is not pushed out by twenty faint neighbours by meaning. A meaning hit
-weaker than FLOOR is left out when the words lane found items holding every term.
+weaker than FLOOR is left out when the words lane found items holding every term. An item both
+lanes found sums the two only when it is close by words (CLOSE_WORDS): a partial overlap is
+inside its cosine already (the shared words are what raised it), and counted twice it put such an
+item over the nearest by meaning (bench_search_quality: paraphrase recall@1 0.44 -> 0.50 fused,
+held-out queries 0.15 -> 0.17, no other kind changed).
 """
 
 from __future__ import annotations
@@ -93,6 +97,8 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
             merged[key]["meaning"] = item["meaning"]
             if "chunk" in item and merged[key].get("chunk") != item["chunk"]:
                 merged[key].setdefault("meaning_chunk", item["chunk"])
+            if float(merged[key].get("words") or 0.0) < CLOSE_WORDS:
+                score[key] = 0.0  # its few shared words raised the cosine: not counted twice
         elif all_terms and item["meaning"] < FLOOR:
             continue
         else:

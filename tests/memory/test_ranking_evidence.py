@@ -41,7 +41,19 @@ def test_holding_every_asked_word_still_beats_a_middling_meaning_match() -> None
 
 
 def test_a_hit_of_both_lanes_sums_their_evidence() -> None:
-    lexical = [fact(1, words=0.5, coverage=0.5), fact(2, words=0.5, coverage=0.5)]
+    lexical = [fact(1, words=0.75, coverage=0.75), fact(2, words=0.75, coverage=0.75)]
     meaning = [fact(3, meaning=0.3), fact(2, meaning=0.3)]
     answer = fuse(lexical, meaning, 10)
     assert ids(answer)[0] == 2 and answer["results"][0]["why"] == "both"
+
+
+def test_a_partial_word_overlap_is_not_counted_twice_beside_its_cosine() -> None:
+    # "deep nets on my geforce graphics card": a turn holding "deep" and "net" (0.4 of the words),
+    # second by meaning, went over the first by meaning, which holds none of them
+    lexical = [fact(1, words=0.4, coverage=0.4)]
+    meaning = [fact(2, meaning=CLOSE + 0.01), fact(1, meaning=CLOSE - 0.01)]
+    answer = fuse(lexical, meaning, 10)
+    assert ids(answer) == [2, 1]
+    assert answer["results"][1]["why"] == "both" and answer["results"][1]["words"] == 0.4  # still shown as both
+    # control: holding two thirds of the words, the same item sums both lanes and comes first
+    assert ids(fuse([fact(1, words=0.7, coverage=0.7)], meaning, 10)) == [1, 2]
