@@ -205,17 +205,32 @@ class BitIndex:
         there are (every vector of the kind scanned and no more than k of them). `reach`: the
         share of the kind's vectors a partitioned scan covers at least. CPU-bound: call it off
         the event loop."""
+        ids, dist, _bits, complete = self._nearest(query, query_bits, kind, k, reach, False)
+        return ids, dist, complete
+
+    def nearest_bits(
+        self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float
+    ) -> tuple[Ids, npt.NDArray[np.int32], npt.NDArray[np.uint8], bool]:
+        """`nearest`, with the found vectors' sign bits ((k, 32) bytes, as model.sign_bits packs
+        them)."""
+        ids, dist, bits, complete = self._nearest(query, query_bits, kind, k, reach, True)
+        return ids, dist, bits, complete
+
+    def _nearest(
+        self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float, with_bits: bool
+    ) -> tuple[Ids, npt.NDArray[np.int32], npt.NDArray[np.uint8], bool]:
         slices, everything = self._slices(query, kind, reach)
         ids = np.concatenate([i for i, _c in slices])
         total = len(ids)
         complete = everything and total <= k
         if min(k, total) <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int32), complete
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, 8 * WORDS), np.uint8), complete
         qbits = np.frombuffer(query_bits, dtype=np.uint64)
         # each slice's distances where it lies (copying the scanned bits together cost as much)
         dist = np.concatenate([hamming(columns, qbits) for _i, columns in slices])
         top = top_k(dist, k)
-        return ids[top], dist[top], complete
+        bits = _gathered(slices, top) if with_bits else np.zeros((0, 8 * WORDS), np.uint8)
+        return ids[top], dist[top], bits, complete
 
     def scanned(self, query: Vectors, kind: int, reach: float) -> tuple[Ids, npt.NDArray[np.uint64], bool]:
         """The ids and sign bits of the vectors of `kind` a query scans, and whether that is all
@@ -247,6 +262,18 @@ class BitIndex:
         tail = laid + np.flatnonzero(kinds[laid:n] == kind)
         pieces = [(laid_ids[a:b], laid_bits[:, a:b]) for a, b in ranges if b > a]
         return [*pieces, (ids[tail], np.ascontiguousarray(bits[tail].T))], everything
+
+
+def _gathered(slices: list[tuple[Ids, npt.NDArray[np.uint64]]], at: npt.NDArray[np.intp]) -> npt.NDArray[np.uint8]:
+    """The sign bits of the vectors at positions `at` of the slices taken one after the other,
+    one row of bytes each, in model.sign_bits's order (the words are its bytes read as uint64)."""
+    starts = np.concatenate([[0], np.cumsum([len(i) for i, _c in slices])])
+    slice_of = np.searchsorted(starts, at, side="right") - 1
+    out = np.empty((len(at), WORDS), np.uint64)
+    for s in np.unique(slice_of).tolist():
+        mine = slice_of == s
+        out[mine] = slices[s][1][:, at[mine] - starts[s]].T
+    return out.view(np.uint8)
 
 
 def _grown(a: _A, cap: int, n: int) -> _A:

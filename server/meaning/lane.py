@@ -36,6 +36,12 @@ from server.textcaps import cap
 
 FIRST_WINDOW = 200
 FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are partitioned
+# the static model alone (the related tier, and search without the second model) reads the
+# vectors of READ candidates: the best by their sign estimate of POOL times as many nearest by
+# Hamming distance. At 1M items the related tier found 0.708 of an exhaustive scan's top 10 so,
+# against 0.703 reading the 200 nearest by Hamming distance, and page-match p50 went 4.4 -> 3.9 ms
+READ = 80
+POOL = 12
 HIT_CHARS = 600
 DeepQuery = model_mod.Vectors | Future[model_mod.Vectors | None]
 Dists = npt.NDArray[np.int32]
@@ -118,13 +124,17 @@ def _nearest(
     if not np.any(vector):
         return []
     qbits = model_mod.sign_bits(vector[None, :])[0]
-    exact, reach = max(FIRST_WINDOW, 4 * limit), FIRST_REACH
+    exact, reach = max(FIRST_WINDOW if deep_query is not None else READ, 4 * limit), FIRST_REACH
     while True:
-        # with the second model, WIDEN times as many candidates: the static model's cosine of
-        # the nearer half from their int8 vectors, of the rest estimated from their sign bits
-        window = exact if deep_query is None else exact * deep.WIDEN
-        read = exact if deep_query is None else window // 2
-        ids, dist, complete = index.nearest(vector, qbits, kind, window, reach)
+        if deep_query is None:
+            read = exact
+            ids, dist, complete = _by_sign_estimate(index, vector, qbits, kind, exact, reach)
+        else:
+            # with the second model, WIDEN times as many candidates: the static model's cosine
+            # of the nearer half from their int8 vectors, of the rest estimated from their bits
+            window = exact * deep.WIDEN
+            read = window // 2
+            ids, dist, complete = index.nearest(vector, qbits, kind, window, reach)
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
         cosines = _cosines(rows, vector)
         ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
@@ -139,6 +149,17 @@ def _nearest(
         if complete or (len(found) >= limit and 2 * shown >= looked):
             return found
         exact, reach = exact * 4, reach * 4
+
+
+def _by_sign_estimate(
+    index: BitIndex, vector: model_mod.Vectors, qbits: bytes, kind: int, read: int, reach: float
+) -> tuple[Ids, Dists, bool]:
+    """The `read` candidates whose vectors the static model alone reads: of the POOL * `read`
+    nearest by Hamming distance, the best by their sign estimate (model.sign_estimates), best
+    first; and whether those were all there are."""
+    ids, dist, bits, complete = index.nearest_bits(vector, qbits, kind, POOL * read, reach)
+    best = np.argsort(-model_mod.sign_estimates(bits, vector), kind="stable")[:read]
+    return ids[best], dist[best], complete and len(ids) <= read
 
 
 def _its_own(

@@ -137,6 +137,16 @@ def sign_bits(vectors: Vectors) -> list[bytes]:
     return [row.tobytes() for row in np.packbits(vectors > 0, axis=1)]
 
 
+def sign_estimates(bits: npt.NDArray[np.uint8], query: Vectors) -> Vectors:
+    """Each vector's signs (rows of `bits`, as sign_bits packs them; a sign is +1 or -1) dotted
+    with the query itself: an estimate of the vector's cosine to the query that weighs each
+    dimension by the query's own value there, where the Hamming distance of the two sign bits
+    weighs all alike (an asymmetric distance)."""
+    signs = np.unpackbits(bits, axis=1)[:, : len(query)].astype(np.float32)
+    out: Vectors = signs @ (2 * query) - float(query.sum())
+    return out
+
+
 def to_int8(vectors: Vectors) -> list[bytes]:
     """Each vector scaled so its largest component is 127, as int8 (what reranks: cosine is
     unchanged by the scale, and the rounding moves it by < 0.01)."""
