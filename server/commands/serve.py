@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import ipaddress
 import logging
 import sqlite3
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 from server.settings import Settings, add_arguments
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 
 def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -29,6 +34,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+async def settled_heap(app: web.Application) -> AsyncIterator[None]:
+    """Once the store's load is over (the embedder's index holds every vector), what the server
+    made to run is set aside from the cyclic garbage collector (server.heap.settle). In `serve`
+    only: its process lives as long as its app (a test process runs many apps)."""
+    from server import appkeys, heap
+
+    async def settle() -> None:
+        embedder = app.get(appkeys.EMBEDDER)
+        if embedder is not None:
+            await embedder.loaded.wait()
+        logging.getLogger("wherefrom").debug("%d objects set aside from the garbage collector", heap.settle())
+
+    task = asyncio.create_task(settle(), name="settle-heap")
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if not is_loopback(args.host) and not args.force_bind:
         print(f"refusing to bind {args.host}: not a loopback address (use --force-bind to insist)", file=sys.stderr)
@@ -43,6 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         with Claim(settings.data_dir) as claim:  # one server per data dir
             app = create_app(settings)
+            app.cleanup_ctx.append(settled_heap)
             claim.announce(args.host, args.port)
             print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
             print("  pair the extension: open its side panel (see `wherefrom install-browser-link`)", flush=True)

@@ -64,6 +64,7 @@ class Embedder:
         self.started_at = time.time()
         self.error: str | None = None
         self.idle = asyncio.Event()  # set while the queue is empty and no batch is in flight
+        self.loaded = asyncio.Event()  # set once the index holds every vector the store had
         self.written = 0  # commits seen (Store.after_commit)
         self.caught_up = 0  # every commit up to this one is embedded
         self._stepped = asyncio.Event()  # pulsed after each batch
@@ -133,6 +134,7 @@ class Embedder:
     async def _run(self) -> None:
         try:
             await self._load()
+            self.loaded.set()
             row = await self.store.fetchone("SELECT COUNT(*) FROM embed_queue")
             self.pending = int(row[0]) if row else 0
             self.state = "building" if self.pending else "ready"
