@@ -205,32 +205,31 @@ class BitIndex:
         there are (every vector of the kind scanned and no more than k of them). `reach`: the
         share of the kind's vectors a partitioned scan covers at least. CPU-bound: call it off
         the event loop."""
-        ids, dist, _bits, complete = self._nearest(query, query_bits, kind, k, reach, False)
-        return ids, dist, complete
+        _slices, ids, dist, top, complete = self._scan(query, query_bits, kind, k, reach)
+        return ids[top], dist[top], complete
 
     def nearest_bits(
         self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float
     ) -> tuple[Ids, npt.NDArray[np.int32], npt.NDArray[np.uint8], bool]:
         """`nearest`, with the found vectors' sign bits ((k, 32) bytes, as model.sign_bits packs
         them)."""
-        ids, dist, bits, complete = self._nearest(query, query_bits, kind, k, reach, True)
-        return ids, dist, bits, complete
+        slices, ids, dist, top, complete = self._scan(query, query_bits, kind, k, reach)
+        return ids[top], dist[top], _gathered(slices, top), complete
 
-    def _nearest(
-        self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float, with_bits: bool
-    ) -> tuple[Ids, npt.NDArray[np.int32], npt.NDArray[np.uint8], bool]:
+    def _scan(
+        self, query: Vectors, query_bits: bytes, kind: int, k: int, reach: float
+    ) -> tuple[list[tuple[Ids, npt.NDArray[np.uint64]]], Ids, npt.NDArray[np.int32], npt.NDArray[np.intp], bool]:
+        """The slices scanned, their ids and distances taken one after the other, the positions of
+        the k nearest, and whether that is all there is."""
         slices, everything = self._slices(query, kind, reach)
         ids = np.concatenate([i for i, _c in slices])
-        total = len(ids)
-        complete = everything and total <= k
-        if min(k, total) <= 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, 8 * WORDS), np.uint8), complete
+        complete = everything and len(ids) <= k
+        if min(k, len(ids)) <= 0:
+            return slices, ids, np.zeros(len(ids), np.int32), np.zeros(0, np.intp), complete
         qbits = np.frombuffer(query_bits, dtype=np.uint64)
         # each slice's distances where it lies (copying the scanned bits together cost as much)
         dist = np.concatenate([hamming(columns, qbits) for _i, columns in slices])
-        top = top_k(dist, k)
-        bits = _gathered(slices, top) if with_bits else np.zeros((0, 8 * WORDS), np.uint8)
-        return ids[top], dist[top], bits, complete
+        return slices, ids, dist, top_k(dist, k), complete
 
     def scanned(self, query: Vectors, kind: int, reach: float) -> tuple[Ids, npt.NDArray[np.uint64], bool]:
         """The ids and sign bits of the vectors of `kind` a query scans, and whether that is all
@@ -269,7 +268,7 @@ def _gathered(slices: list[tuple[Ids, npt.NDArray[np.uint64]]], at: npt.NDArray[
     one row of bytes each, in model.sign_bits's order (the words are its bytes read as uint64)."""
     starts = np.concatenate([[0], np.cumsum([len(i) for i, _c in slices])])
     slice_of = np.searchsorted(starts, at, side="right") - 1
-    out = np.empty((len(at), WORDS), np.uint64)
+    out = np.zeros((len(at), WORDS), np.uint64)
     for s in np.unique(slice_of).tolist():
         mine = slice_of == s
         out[mine] = slices[s][1][:, at[mine] - starts[s]].T

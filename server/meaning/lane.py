@@ -39,7 +39,7 @@ FIRST_REACH = 0.04  # the share of the vectors a first look scans, once they are
 # the static model alone (the related tier, and search without the second model) reads the
 # vectors of READ candidates: the best by their sign estimate of POOL times as many nearest by
 # Hamming distance. At 1M items the related tier found 0.708 of an exhaustive scan's top 10 so,
-# against 0.703 reading the 200 nearest by Hamming distance, and page-match p50 went 4.4 -> 3.9 ms
+# against 0.703 reading the 200 nearest by Hamming distance, and page-match p50 went ~4.2 -> ~4.0 ms
 READ = 80
 POOL = 12
 HIT_CHARS = 600

@@ -6,6 +6,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from server.provenance import stamp
 from server.store.db import _statements, migration_files
 
 
@@ -21,3 +22,20 @@ def migrated_before(db: Path, first_left_out: str) -> sqlite3.Connection:
             con.execute(statement)
         con.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
     return con
+
+
+def add_notes(con: sqlite3.Connection, notes: list[tuple[str, str, str]]) -> list[int]:
+    """Notes (url, ref, text) written as that build wrote them, through the provenance stamp; their
+    ids, in order."""
+    now = time.time()
+    rows = []
+    for url, ref, text in notes:
+        p = stamp(url, ref)
+        rows.append((text, p.source_url, p.source_host, p.source_ref, now, now, now))
+    first = con.execute("SELECT COALESCE(MAX(id), 0) FROM facts").fetchone()[0]
+    con.executemany(
+        "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
+        "created_at, updated_at) VALUES ('note', '', ?, ?, ?, ?, ?, 'instant', ?, ?)",
+        rows,
+    )
+    return [int(r[0]) for r in con.execute("SELECT id FROM facts WHERE id > ? ORDER BY id", (first,))]

@@ -4,7 +4,6 @@ keep the vector they have."""
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,9 +13,8 @@ import pytest
 from server.governance.visibility import govern
 from server.meaning import deep, minilm
 from server.meaning import model as model_mod
-from server.provenance import stamp
 from server.store.db import Store
-from tests.meaning.old_stores import migrated_before
+from tests.meaning.old_stores import add_notes, migrated_before
 from tests.meaning.test_deep_lane import CRATE, PREAMBLE
 
 TEXTS = [CRATE, PREAMBLE + CRATE]  # one window; two
@@ -29,16 +27,9 @@ def store_before_0015(db: Path) -> list[bytes]:
     """Migrations up to 0014, a short and a long note, each with a one-window vector of the second
     model and nothing queued for it; the vectors' blobs."""
     con = migrated_before(db, "0015")
-    now = time.time()
-    for i, text in enumerate(TEXTS):
-        p = stamp(f"https://site.example/{i}", "note")
-        con.execute(
-            "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
-            "created_at, updated_at) VALUES ('note', '', ?, ?, ?, ?, ?, 'instant', ?, ?)",
-            (text, p.source_url, p.source_host, p.source_ref, now, now, now),
-        )
+    fact_ids = add_notes(con, [(f"https://site.example/{i}", "note", text) for i, text in enumerate(TEXTS)])
     blobs = model_mod.to_int8(minilm.model().embed(TEXTS))
-    for fid, blob in zip([r[0] for r in con.execute("SELECT id FROM facts ORDER BY id")], blobs, strict=True):
+    for fid, blob in zip(fact_ids, blobs, strict=True):
         con.execute("INSERT INTO deep_fact_vectors(fact_id, model, vec) VALUES (?, ?, ?)", (fid, minilm.NAME, blob))
     con.execute("DELETE FROM deep_queue")  # the second model had read everything, its old way
     con.commit()

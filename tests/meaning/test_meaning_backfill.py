@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from server.provenance import stamp
 from testkit.server_process import ServerProcess
-from tests.meaning.old_stores import migrated_before
+from tests.meaning.old_stores import add_notes, migrated_before
 
 pytestmark = pytest.mark.slow
 NOTES = 12_000
@@ -26,16 +25,13 @@ def old_store(data_dir: Path) -> Path:
     data_dir.mkdir(parents=True)
     db = data_dir / "wherefrom.db"
     con = migrated_before(db, "0006")
-    now = time.time()
-    rows = []
-    for i in range(NOTES):
-        p = stamp(f"https://site{i % 50}.example/page/{i}", f"page {i}")
-        text = f"{WORDS[i % 10]} {WORDS[(i * 7) % 10]} note number {i} about {WORDS[(i * 3) % 10]}"
-        rows.append(("note", "", text, p.source_url, p.source_host, p.source_ref, now, "instant", now, now))
-    con.executemany(
-        "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
-        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        rows,
+    words = [(WORDS[i % 10], WORDS[(i * 7) % 10], WORDS[(i * 3) % 10]) for i in range(NOTES)]
+    add_notes(
+        con,
+        [
+            (f"https://site{i % 50}.example/page/{i}", f"page {i}", f"{a} {b} note number {i} about {c}")
+            for i, (a, b, c) in enumerate(words)
+        ],
     )
     con.commit()
     con.close()

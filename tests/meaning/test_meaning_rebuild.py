@@ -4,7 +4,6 @@ and the current model's vectors are those of the centred token table."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +13,8 @@ from server.governance.visibility import govern
 from server.meaning import model as model_mod
 from server.meaning.embedder import Embedder
 from server.meaning.items import item_text
-from server.provenance import stamp
 from server.store.db import Store
-from tests.meaning.old_stores import migrated_before
+from tests.meaning.old_stores import add_notes, migrated_before
 
 OLD_MODEL = "wordllama-l2_supercat-256"
 TEXTS = ["Crate training for a new puppy, short stays at first.", "Feed the sourdough starter every day."]
@@ -25,16 +23,8 @@ TEXTS = ["Crate training for a new puppy, short stays at first.", "Feed the sour
 def store_before_0011(db: Path) -> None:
     """Migrations up to 0010, two notes and a document chunk embedded by the old model."""
     con = migrated_before(db, "0011")
-    now = time.time()
-    for i, text in enumerate(TEXTS):
-        p = stamp(f"https://site.example/{i}", "note")
-        con.execute(
-            "INSERT INTO facts(kind, title, text, source_url, source_host, source_ref, valid_at, granularity, "
-            "created_at, updated_at) VALUES ('note', '', ?, ?, ?, ?, ?, 'instant', ?, ?)",
-            (text, p.source_url, p.source_host, p.source_ref, now, now, now),
-        )
+    fact_ids = add_notes(con, [(f"https://site.example/{i}", "note", text) for i, text in enumerate(TEXTS)])
     old = np.ones((1, model_mod.DIMS), np.float32) / np.sqrt(model_mod.DIMS)  # not any text's vector
-    fact_ids = [r[0] for r in con.execute("SELECT id FROM facts ORDER BY id")]
     for n, fid in enumerate(fact_ids, 1):
         con.execute(
             "INSERT INTO vectors(id, fact_id, chunk_id, seq, model, bits, vec) VALUES (?, ?, NULL, 0, ?, ?, ?)",

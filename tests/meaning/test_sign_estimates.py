@@ -15,7 +15,8 @@ DIMS = model_mod.DIMS
 
 
 def unit(v: np.ndarray) -> np.ndarray:
-    return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+    out: np.ndarray = (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def test_the_estimate_is_the_query_dotted_with_the_signs() -> None:
