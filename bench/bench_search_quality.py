@@ -13,7 +13,7 @@ on a free port), as the extension and the CLI write it:
   and Korean, which the reference corpora hardly hold);
 - generated notes (default 9,000) on generated sites: 12-40 words drawn from the corpora's own
   vocabulary at its own frequencies, so terms are as common as in the corpus but no passage
-  is copied.
+  is copied (a script written without spaces gives its characters, not its clauses).
 The queries (bench/search_queries.json, written by hand from the corpora; and
 bench/search_queries_heldout.json, written blind later, on targets the first set does not name,
 to see whether what was tuned on the first holds on the second) name the item they should find
@@ -47,7 +47,7 @@ import aiohttp
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from server.searchtext import STOP_WORDS, fts_queries, terms  # noqa: E402
+from server.searchtext import STOP_WORDS, fts_queries, is_unspaced, terms  # noqa: E402
 from server.urls import normalise_url  # noqa: E402
 from testkit.server_process import ServerProcess  # noqa: E402
 
@@ -111,9 +111,17 @@ def extraction_pages() -> list[dict[str, Any]]:
     return out
 
 
+def filler_words(text: str) -> list[str]:
+    """The units generated notes are drawn from: the text's words; a run of a script written
+    without spaces (Han, kana, Hangul, Thai) is one "word" to WORD, a whole clause, so it gives
+    its characters one by one (drawn whole, it copied the clause, and a query made of a few of
+    its characters found that generated note beside its own target)."""
+    return [u for w in WORD.findall(text.lower()) for u in (list(w) if is_unspaced(w) else [w])]
+
+
 def generated_notes(n: int, corpus: list[str], seed: int = 5) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    counts = collections.Counter(w.lower() for text in corpus for w in WORD.findall(text))
+    counts = collections.Counter(w for text in corpus for w in filler_words(text))
     words, weights = zip(*counts.most_common(), strict=True)
     cum = [0.0] * len(weights)
     total = 0.0
@@ -143,10 +151,10 @@ async def post(session: aiohttp.ClientSession, server: ServerProcess, path: str,
             raise RuntimeError(f"{path} {body.get('url')}: HTTP {resp.status} {await resp.text()}")
 
 
-async def build(server: ServerProcess, notes: int) -> dict[str, int]:
+async def build(server: ServerProcess, notes: int, seed: int = 5) -> dict[str, int]:
     chats, doms, pages = chatgpt_conversations(), real_dom_conversations(), extraction_pages()
     corpus = [t["text"] for c in chats + doms for t in c["turns"]]
-    generated = generated_notes(notes, corpus)
+    generated = generated_notes(notes, corpus, seed)
     written = json.loads(NOTES.read_text("utf-8"))["notes"]
     jobs: list[tuple[str, dict[str, Any]]] = [("/api/captures", c) for c in chats + doms]
     jobs += [("/api/library/add_text", p) for p in pages]
@@ -232,6 +240,8 @@ async def measure(server: ServerProcess, repeat: int, queries: list[dict[str, An
                     "top": [r["source_url"] for r in body["results"][:3]],
                     "why": next((r.get("why") for r in body["results"] if r["source_url"] == target), None),
                 }
+            if q.get("spelled"):  # a typo's control: the same query spelled right
+                row["spelled_rank"] = rank_of(await ask(session, server, q["spelled"], "both"), target)
             for _ in range(repeat):
                 t0 = time.perf_counter()
                 await ask(session, server, q["q"], "both")
@@ -258,6 +268,14 @@ async def measure(server: ServerProcess, repeat: int, queries: list[dict[str, An
             "health_p95": pct(floor, 95),
         }
     )
+    controlled = [r for r in rows if "spelled_rank" in r]
+    if controlled:
+        out["typo_control"] = {
+            "n": len(controlled),
+            # the typo costs nothing: the target ranks where it ranks for the query spelled right
+            "as_spelled_right": sum(1 for r in controlled if (r["both"]["rank"] or 99) <= (r["spelled_rank"] or 99)),
+            "spelled_recall@1": sum(1 for r in controlled if r["spelled_rank"] == 1) / len(controlled),
+        }
     out["misses"] = [
         {
             "q": r["q"],
@@ -266,6 +284,7 @@ async def measure(server: ServerProcess, repeat: int, queries: list[dict[str, An
             "words_rank": r["words"]["rank"],
             "meaning_rank": r["meaning"]["rank"],
             "top": r["both"]["top"],
+            **({"spelled_rank": r["spelled_rank"]} if "spelled_rank" in r else {}),
         }
         for r in rows
         if r["both"]["rank"] != 1
@@ -329,6 +348,7 @@ async def wait_for_vectors(server: ServerProcess) -> dict[str, Any]:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notes", type=int, default=9_000, help="generated notes (default 9000)")
+    parser.add_argument("--seed", type=int, default=5, help="the generated notes' random seed (default 5)")
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the store here (default: a temp dir)")
     parser.add_argument("--reuse", action="store_true", help="measure the store already in --data-dir")
     parser.add_argument("--repeat", type=int, default=5, help="times each query is asked, for latency")
@@ -347,7 +367,7 @@ async def main() -> int:
         built: dict[str, Any] | None = None
         if not args.reuse:
             t0 = time.perf_counter()
-            built = await build(server, args.notes)
+            built = await build(server, args.notes, args.seed)
             built["build_s"] = round(time.perf_counter() - t0, 1)
             print(f"built {built}")
         vectors = await wait_for_vectors(server)
@@ -406,11 +426,19 @@ def print_table(result: dict[str, Any], path: Path) -> None:
 
 
 def print_misses(result: dict[str, Any]) -> None:
+    control = result.get("typo_control")
+    if control:
+        print(
+            f"\ntypo queries ranking their target where the query spelled right does: "
+            f"{control['as_spelled_right']} of {control['n']} (spelled right, recall@1 "
+            f"{control['spelled_recall@1']:.2f}: other items that hold the word come first)"
+        )
     print("\nnot first (fused):")
     for m in result["misses"]:
+        spelled = f", spelled right {m['spelled_rank']!s:>4}" if "spelled_rank" in m else ""
         print(
             f"  {m['kind']:<10} rank {m['rank']!s:>4} (words {m['words_rank']!s:>4}, "
-            f"meaning {m['meaning_rank']!s:>4})  {m['q']}"
+            f"meaning {m['meaning_rank']!s:>4}{spelled})  {m['q']}"
         )
 
 
