@@ -110,6 +110,21 @@ async def nearest(
     return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query, scan))
 
 
+def nearest_in(
+    con: sqlite3.Connection,
+    index: BitIndex,
+    query: model_mod.Vectors | str,
+    kind: int,
+    limit: int,
+    *,
+    exclude_host: str | None = None,
+) -> list[tuple[float, Any]]:
+    """`nearest` by the static model alone, on a connection the caller's own hop holds (a store
+    reader's, inside Store.read_with: page-match reads its other tiers in the same hop). The
+    caller checks that the embedder is ready and passes its index."""
+    return _nearest(con, index, query, kind, limit, exclude_host) if limit > 0 else []
+
+
 def _nearest(
     con: sqlite3.Connection,
     index: BitIndex,
@@ -270,4 +285,4 @@ def chunk_hit(row: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["CHUNK", "FACT", "chunk_hit", "embed_query", "nearest"]
+__all__ = ["CHUNK", "FACT", "chunk_hit", "embed_query", "nearest", "nearest_in"]
