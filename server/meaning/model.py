@@ -31,6 +31,7 @@ MAX_WINDOWS = 4
 TOKENIZED_CHARS = 6_000  # what is tokenized of one text (MAX_WINDOWS windows: ~4,000 characters of prose)
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_WORD_START = "\u2581"  # the tokenizer's mark of a token that starts a word ("\u2581week")
 
 Vectors = npt.NDArray[np.float32]
 
@@ -130,6 +131,17 @@ def model() -> Model:
         if _model is None:
             _model = Model()
         return _model
+
+
+def whole_word(word: str) -> bool:
+    """Whether the word is one token of the model's vocabulary, as a word after a space: one of
+    the ~32k most frequent pieces of the text it was trained on, so a word of the language and
+    not a misspelling (server.memory.typos corrects only words that are not). False when the
+    model is not installed."""
+    try:
+        return model().tokenizer.token_to_id(_WORD_START + word) is not None
+    except ModelMissing:
+        return False
 
 
 def sign_bits(vectors: Vectors) -> list[bytes]:

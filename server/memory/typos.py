@@ -6,6 +6,8 @@ spelling of the typed word, each stemmed by SQLite's own tokenizer (an in-memory
 the same tokenizer, read back through fts5vocab), and the stems are looked up in the vocabulary
 of both full-text indexes (fts5vocab tables `facts_fts_vocab`, `document_chunks_fts_vocab`).
 Since an edit is undone by one edit, the word the person meant is always among the candidates.
+A word of the language (a whole word of the embedding model's vocabulary: model.whole_word) is
+not corrected: a real word no item holds is not taken for a misspelling of another.
 The vocabulary counts hidden items too; what a correction finds is still read through the
 visibility rule, so a word only a forgotten item holds corrects to nothing shown.
 """
@@ -18,6 +20,7 @@ import sqlite3
 import string
 import threading
 
+from server.meaning.model import whole_word
 from server.searchtext import STOP_WORDS, TOKENIZE
 from server.store.db import Store
 
@@ -84,6 +87,13 @@ def _stop_stems() -> frozenset[str]:
 _STOP_STEMS = _stop_stems()
 
 
+def _candidates(word: str) -> dict[str, str]:
+    """{indexed form: spelling} of the word's one-edit spellings; none for a word of the language
+    (model.whole_word): "week" that no item holds was not a misspelled "weed", and in a sentence
+    such words are most of what is missing (each correction reads ~500 spellings in both indexes)."""
+    return {} if whole_word(word) else _STEMMER.stems(edits(word))
+
+
 async def corrections(store: Store, word: str, max_facts: int) -> list[str]:
     """Spellings one edit from `word` that the index holds, the most widely held first, at most
     MAX_CORRECTIONS; each is a word whose indexed form is in the index (a MATCH of it finds items).
@@ -91,7 +101,7 @@ async def corrections(store: Store, word: str, max_facts: int) -> list[str]:
     rare word is not a common one, and reading a common word's list costs time by the store)."""
     if not correctable(word):
         return []
-    found = await asyncio.to_thread(_STEMMER.stems, edits(word))
+    found = await asyncio.to_thread(_candidates, word)
     by_stem = {stem: w for stem, w in found.items() if stem not in _STOP_STEMS}
     if not by_stem:
         return []

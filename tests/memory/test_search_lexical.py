@@ -11,6 +11,7 @@ from typing import Any
 
 from server import ages
 from server.governance.visibility import govern
+from server.meaning.model import whole_word
 from server.memory import coverage
 from server.memory import search as search_mod
 from server.memory.facts import insert_fact
@@ -80,6 +81,14 @@ async def test_a_word_with_several_corrections_beside_another_word(api: Api) -> 
         "https://a.example/1",
         "https://a.example/2",
     }
+
+
+async def test_a_word_of_the_language_no_item_holds_is_not_taken_for_a_misspelling(api: Api) -> None:
+    await note(api, "https://a.example/weed", "pulling weed from the garden beds")
+    assert whole_word("week") and not whole_word("weeed")  # the premise: one a word, one not
+    assert await search(api, "week") == []  # one edit from "weed", but a word: no item holds it
+    # control: a non-word one edit away is corrected to it
+    assert [r["source_url"] for r in await search(api, "weeed")] == ["https://a.example/weed"]
 
 
 async def test_a_correctly_spelled_rare_word_is_not_corrected(api: Api) -> None:
