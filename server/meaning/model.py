@@ -137,11 +137,12 @@ def whole_word(word: str) -> bool:
     """Whether the word is one token of the model's vocabulary, as a word after a space: one of
     the ~32k most frequent pieces of the text it was trained on, so a word of the language and
     not a misspelling (server.memory.typos corrects only words that are not). False when the
-    model is not installed."""
+    model is not installed or does not load: search by words goes on, correcting every word."""
     try:
-        return model().tokenizer.token_to_id(_WORD_START + word) is not None
-    except ModelMissing:
+        tokenizer = model().tokenizer
+    except Exception:  # noqa: BLE001 - the meaning lane reports why (server.meaning.embedder)
         return False
+    return tokenizer.token_to_id(_WORD_START + word) is not None
 
 
 def sign_bits(vectors: Vectors) -> list[bytes]:

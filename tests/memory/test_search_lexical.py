@@ -11,6 +11,7 @@ from typing import Any
 
 from server import ages
 from server.governance.visibility import govern
+from server.meaning import model as model_mod
 from server.meaning.model import whole_word
 from server.memory import coverage
 from server.memory import search as search_mod
@@ -88,6 +89,17 @@ async def test_a_word_of_the_language_no_item_holds_is_not_taken_for_a_misspelli
     assert whole_word("week") and not whole_word("weeed")  # the premise: one a word, one not
     assert await search(api, "week") == []  # one edit from "weed", but a word: no item holds it
     # control: a non-word one edit away is corrected to it
+    assert [r["source_url"] for r in await search(api, "weeed")] == ["https://a.example/weed"]
+
+
+async def test_misspellings_are_corrected_when_the_model_does_not_load(api: Api, monkeypatch: Any) -> None:
+    await note(api, "https://a.example/weed", "pulling weed from the garden beds")
+
+    def unreadable() -> Any:
+        raise OSError("the weights are unreadable")
+
+    monkeypatch.setattr(model_mod, "model", unreadable)
+    assert not whole_word("week")  # no vocabulary: no word is known to be a word of the language
     assert [r["source_url"] for r in await search(api, "weeed")] == ["https://a.example/weed"]
 
 
