@@ -18,6 +18,7 @@ it holds. `search()` is that lane with snippets, in the answer shape of GET /api
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -108,6 +109,10 @@ class LexicalHit:
     coverage: float = 0.0
 
 
+def _count(con: sqlite3.Connection, match: str, cap: int) -> int:
+    return int(con.execute(COUNT_SQL, (match, cap)).fetchone()[0])
+
+
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
     """How many facts (live or not) match, counted up to `cap` (cheap: no ranking)."""
     row = await store.fetchone(COUNT_SQL, (match, cap))
@@ -167,8 +172,11 @@ async def match_stages(store: Store, text: str, *, correct: bool = True) -> Asyn
     words = terms(text)
     if not words:
         return
-    # stop words are taken as common without asking (counting one reads its whole list)
-    counts = {w: COMMON + 1 if w in STOP_WORDS else await hits(store, term_match(w), COMMON + 1) for w in words}
+    # stop words are taken as common without asking (counting one reads its whole list); the
+    # others are counted in one hop on a reader
+    asked = [w for w in words if w not in STOP_WORDS]
+    held = await store.read_with(lambda con: [_count(con, term_match(w), COMMON + 1) for w in asked])
+    counts = {w: COMMON + 1 for w in words} | dict(zip(asked, held, strict=True))
     kept = [w for w in words if counts[w] <= COMMON]
     if not kept:
         every = tuple(Term(w, term_match(w), (w,)) for w in words)
