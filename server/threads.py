@@ -1,0 +1,24 @@
+"""numpy's BLAS runs on the calling thread only, in `serve`.
+
+numpy's OpenBLAS keeps a pool of threads, one a core, splits a large enough product among them,
+and its idle threads spin while they wait. The server already keeps the cores busy with threads
+of its own (the event loop, the store's readers, the second model's query), so a product split
+across them waits for a core that is busy. With one BLAS thread (bench_search_quality's 10k
+store, alternating, two rounds each) search p95 went 32.3-32.8 -> 28.3-29.6 ms and its max
+43-60 -> 36-38 ms; page-match p99 at 1M items (bench_memory) 4.9-9.0 -> 4.5-4.6 ms. The limit is
+asked of threadpoolctl (the maintained library for it) once numpy is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def one_blas_thread() -> list[dict[str, Any]]:
+    """Limit every BLAS library loaded in this process to one thread; what threadpoolctl then
+    reports of them (`num_threads`)."""
+    import numpy  # noqa: F401 - loads its BLAS, which threadpoolctl finds among the loaded libraries
+    from threadpoolctl import threadpool_info, threadpool_limits  # type: ignore[import-untyped]
+
+    threadpool_limits(limits=1, user_api="blas")
+    return [info for info in threadpool_info() if info.get("user_api") == "blas"]
