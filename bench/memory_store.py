@@ -21,7 +21,7 @@ from server.governance.visibility import FUNCTION, HostVisibility
 from server.meaning import lane, model
 from server.meaning.embedder import Embedder
 from server.meaning.items import json_ids
-from server.memory.coverage import COUNT_SQL, WINDOW, covered_facts
+from server.memory.coverage import WINDOW, count_matches, covered_facts
 from server.memory.facts import INSERT_FACT, fact_row
 from server.memory.pagematch import RELATED_LIMIT, strip_site_name
 from server.memory.search import _RANK_ALL_SQL, _RANK_NEWEST_SQL, _UNRANKED_SQL, COMMON, RANK_CAP
@@ -284,7 +284,7 @@ def sql_fts(con: sqlite3.Connection, text: str, limit: int, host: str | None) ->
     """server.memory.search.match_stages + fts_facts, synchronously (the same SQL)."""
 
     def hits(m: str, cap: int = WINDOW + 1) -> int:
-        return int(con.execute(COUNT_SQL, (m, cap)).fetchone()[0])
+        return count_matches(con, m, cap)
 
     def run(m: str, ranked: bool = True, any_of: list[str] | None = None, rank_cap: int = RANK_CAP) -> list[Any]:
         if any_of and len(any_of) > 1:  # the any-term stage: coverage first

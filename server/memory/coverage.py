@@ -48,13 +48,18 @@ SELECT {ANSWER_COLUMNS} FROM facts f WHERE f.id IN (SELECT value FROM json_each(
 """  # noqa: S608 - built by visible()
 
 
+def count_matches(con: sqlite3.Connection, match: str, cap: int) -> int:
+    """How many facts (live or not) a MATCH finds, counted up to `cap` (cheap: no ranking)."""
+    return int(con.execute(COUNT_SQL, (match, cap)).fetchone()[0])
+
+
 def covered_facts(
     con: sqlite3.Connection, match: str, any_of: tuple[str, ...], limit: int, host: str | None, rank_cap: int
 ) -> list[dict[str, Any]]:
     """The best `limit` visible facts for an any-term stage (`match`: the OR of `any_of`), best
     first: each a fact row as a dict with `rank` (bm25, or 0.0 when newest first), `covered`
     (how many of `any_of` it holds) and `terms` (their indexes in `any_of`, comma-separated)."""
-    n = int(con.execute(COUNT_SQL, (match, rank_cap + 1)).fetchone()[0])
+    n = count_matches(con, match, rank_cap + 1)
     if n == 0 or limit <= 0:
         return []
     lists = [np.sort(np.asarray(json.loads(con.execute(_TERM_IDS_SQL, (m,)).fetchone()[0]), np.int64)) for m in any_of]

@@ -24,6 +24,7 @@ from server.governance.visibility import visible
 from server.library import queries as library
 from server.meaning import lane
 from server.meaning.embedder import Embedder
+from server.meaning.index import BitIndex
 from server.memory.facts import ANSWER_COLUMNS, fact_answer
 from server.memory.search import fts_facts, match_stages
 from server.probe_cache import ProbeCache
@@ -78,9 +79,8 @@ async def page_match(
     # two readers at once, a page-match cost ~0.6 ms more CPU and was slower at p50/p95/p99 (bench_memory
     # at 1M items: the server's threads and the client share two cores)
     text = related_text(title, description)
-    by_meaning = await _meaning_ready(embedder)
-    if by_meaning and embedder is not None:
-        index = embedder.index
+    index = await _meaning_index(embedder)
+    if index is not None:
         (exact_rows, site_rows, document_rows), near = await store.read_with(
             lambda con: (
                 _page_rows(con, source_url, host),
@@ -117,14 +117,13 @@ def related_text(title: str, description: str) -> str:
     return "\n".join(t for t in (strip_site_name(title), description.strip()) if t).strip()
 
 
-async def _meaning_ready(embedder: Embedder | None) -> bool:
-    """Whether the related tier is by meaning: facts (never document chunks) from other sites whose
-    meaning is at least RELATED_MIN close to the page's title and description; not while the
-    vectors are loading."""
+async def _meaning_index(embedder: Embedder | None) -> BitIndex | None:
+    """The index the related tier looks in by meaning (facts, never document chunks, from other
+    sites, at least RELATED_MIN close to related_text); None while the vectors are loading."""
     if embedder is None:
-        return False
+        return None
     await embedder.settled()
-    return embedder.ready
+    return embedder.index if embedder.ready else None
 
 
 async def _related(store: Store, title: str, host: str) -> list[Any]:

@@ -18,13 +18,12 @@ it holds. `search()` is that lane with snippets, in the answer shape of GET /api
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 from server.governance.visibility import visible
 from server.library import queries as library
-from server.memory.coverage import COUNT_SQL, HOST, WINDOW, covered_facts
+from server.memory.coverage import HOST, WINDOW, count_matches, covered_facts
 from server.memory.facts import ANSWER_COLUMNS, fact_answer
 from server.memory.snippets import add_snippets
 from server.memory.typos import MAX_WORDS, corrections
@@ -109,14 +108,9 @@ class LexicalHit:
     coverage: float = 0.0
 
 
-def _count(con: sqlite3.Connection, match: str, cap: int) -> int:
-    return int(con.execute(COUNT_SQL, (match, cap)).fetchone()[0])
-
-
 async def hits(store: Store, match: str, cap: int = WINDOW + 1) -> int:
-    """How many facts (live or not) match, counted up to `cap` (cheap: no ranking)."""
-    row = await store.fetchone(COUNT_SQL, (match, cap))
-    return int(row[0]) if row else 0
+    """How many facts (live or not) match, counted up to `cap` (coverage.count_matches, on a reader)."""
+    return await store.read_with(lambda con: count_matches(con, match, cap))
 
 
 async def fts_facts(
@@ -175,7 +169,7 @@ async def match_stages(store: Store, text: str, *, correct: bool = True) -> Asyn
     # stop words are taken as common without asking (counting one reads its whole list); the
     # others are counted in one hop on a reader
     asked = [w for w in words if w not in STOP_WORDS]
-    held = await store.read_with(lambda con: [_count(con, term_match(w), COMMON + 1) for w in asked])
+    held = await store.read_with(lambda con: [count_matches(con, term_match(w), COMMON + 1) for w in asked])
     counts = {w: COMMON + 1 for w in words} | dict(zip(asked, held, strict=True))
     kept = [w for w in words if counts[w] <= COMMON]
     if not kept:
