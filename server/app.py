@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from server import appkeys, idempotency, ledger, security
+from server import appkeys, idempotency, ledger, quiet, security
 from server.governance import visibility
 from server.meaning.embedder import Embedder
 from server.memory.forget import Confirmations
@@ -34,7 +34,9 @@ async def _store_ctx(app: web.Application) -> AsyncIterator[None]:
         app[appkeys.STORE] = store
         app[appkeys.POLICY] = await visibility.govern(store)
         log.info("database %s (schema %s)", settings.db_path, await store.schema_version())
-        embedder = app[appkeys.EMBEDDER] = Embedder(store, settings.settle_s, second_model=not settings.no_second_model)
+        embedder = app[appkeys.EMBEDDER] = Embedder(
+            store, settings.settle_s, second_model=not settings.no_second_model, quiet=app[appkeys.QUIET]
+        )
         await embedder.start()
         merger = app[appkeys.FTS_MERGER] = FtsMerger(store)
         await merger.start()
@@ -67,6 +69,7 @@ def _secure(settings: Settings) -> None:
 def create_app(settings: Settings) -> web.Application:
     _secure(settings)
     middlewares: list[Middleware] = [
+        quiet.middleware,  # every request, even one refused below, says someone is asking
         security.error_middleware,
         security.guard_middleware,
         idempotency.idempotency_middleware,
@@ -78,6 +81,7 @@ def create_app(settings: Settings) -> web.Application:
     app[appkeys.TOKEN] = load_or_create(settings.token_path)
     app[appkeys.STARTED_AT] = time.time()
     app[appkeys.PROBE_CACHE] = ProbeCache()
+    app[appkeys.QUIET] = quiet.Quiet()
     app[appkeys.FORGET_CONFIRMATIONS] = Confirmations()
     app[appkeys.IDEMPOTENCY_LOCKS] = idempotency.KeyLocks()
     app[appkeys.ROUTE_APIS] = apis = route_apis()

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from server.meaning.embedder import Embedder
     from server.memory.forget import Confirmations
     from server.probe_cache import ProbeCache
+    from server.quiet import Quiet
     from server.settings import Settings
     from server.store.db import Store
     from server.store.fts_merge import FtsMerger
@@ -27,6 +28,8 @@ POLICY: web.AppKey[PolicyOwner] = web.AppKey("policy")
 # the background embedder and the in-memory vector index it keeps (server.meaning)
 EMBEDDER: web.AppKey[Embedder] = web.AppKey("embedder")
 FTS_MERGER: web.AppKey[FtsMerger] = web.AppKey("fts_merger")
+# whether anyone is asking: the second model's build takes both cores only while no one is
+QUIET: web.AppKey[Quiet] = web.AppKey("quiet")
 # page-probe answers per normalised page (30 s)
 PROBE_CACHE: web.AppKey[ProbeCache] = web.AppKey("probe_cache")
 # outstanding forget dry-run confirmations (8 s)

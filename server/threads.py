@@ -1,4 +1,5 @@
-"""numpy's BLAS runs on the calling thread only, in `serve`.
+"""How the server's threads share the cores: numpy's BLAS on the calling thread only (in `serve`),
+and the background build's spare thread last in line (`lowest_priority`).
 
 numpy's OpenBLAS keeps a pool of threads, one a core, splits a large enough product among them,
 and its idle threads spin while they wait. The server already keeps the cores busy with threads
@@ -11,7 +12,13 @@ asked of threadpoolctl (the maintained library for it) once numpy is loaded.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from typing import Any
+
+LOWEST = 19  # the nice value of a thread that runs only on what no other thread wants
 
 
 def one_blas_thread() -> list[dict[str, Any]]:
@@ -22,3 +29,12 @@ def one_blas_thread() -> list[dict[str, Any]]:
 
     threadpool_limits(limits=1, user_api="blas")
     return [info for info in threadpool_info() if info.get("user_api") == "blas"]
+
+
+def lowest_priority() -> None:
+    """The calling thread yields its core to every other thread of the machine (nice LOWEST; an
+    executor's `initializer`). On Linux each thread has a nice value of its own; elsewhere this
+    does nothing (setpriority there would set the whole process's)."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError):  # not allowed: the thread runs at the usual priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST)

@@ -1,12 +1,23 @@
 """`serve` runs numpy's BLAS on the calling thread only (server.threads): its own pool of threads
-would wait for the cores the server's threads keep busy."""
+would wait for the cores the server's threads keep busy. The background build's spare thread
+runs at the lowest priority."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import numpy as np
+import pytest
 from threadpoolctl import threadpool_info, threadpool_limits  # type: ignore[import-untyped]
 
-from server.threads import one_blas_thread
+from server.meaning.embedder import Embedder
+from server.store.db import Store
+from server.threads import LOWEST, one_blas_thread
 
 
 def blas_threads() -> list[int]:
@@ -25,3 +36,26 @@ def test_numpy_s_blas_runs_on_one_thread() -> None:
         assert float((a @ a)[0, 0]) == 300.0  # products still run
     finally:
         threadpool_limits(limits=max(before), user_api="blas")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+def test_the_background_build_s_spare_thread_yields_its_core_to_every_other(tmp_path: Path) -> None:
+    def own_nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    with ThreadPoolExecutor(max_workers=1) as plain:  # control: a thread as it starts
+        assert plain.submit(own_nice).result() == own_nice() < LOWEST
+
+    async def spare_nice() -> int:
+        store = await Store.open(tmp_path / "wherefrom.db")
+        try:
+            embedder = Embedder(store)
+            try:
+                return embedder.spare.submit(own_nice).result()
+            finally:
+                await embedder.stop()
+        finally:
+            await store.close()
+
+    assert asyncio.run(spare_nice()) == LOWEST
+    assert own_nice() < LOWEST  # the caller's is its own

@@ -9,7 +9,9 @@ search works meanwhile. Writes wake it (Store.after_commit); it sleeps when the 
 While import batches keep arriving it holds back (`defer`: the batches' own writes first, each
 turn searchable by its words at once), and a search that waits for fresh vectors ends the hold.
 When its own queue is empty it builds the second model's vectors (server.meaning.deep), a small
-batch at a time, so a new item waits at most one of those batches for its static vector.
+batch at a time, so a new item waits at most one of those batches for its static vector; while
+no one is asking (server.quiet) another beside it, on a spare thread that yields its core to any
+other (server.threads).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from server.meaning import partitions
 from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
 from server.meaning.items import dequeue, item_texts, json_ids, take
+from server.quiet import Quiet
 from server.store.db import Store, stop_background
+from server.threads import lowest_priority
 
 log = logging.getLogger("wherefrom")
 BATCH = 256
@@ -50,12 +54,19 @@ _LOAD_SQL = (
 
 
 class Embedder:
-    def __init__(self, store: Store, settle_s: float = SETTLE_S, *, second_model: bool = True) -> None:
+    def __init__(
+        self, store: Store, settle_s: float = SETTLE_S, *, second_model: bool = True, quiet: Quiet | None = None
+    ) -> None:
         self.store = store
         self.settle_s = settle_s
         self.index = BitIndex()
         self.deep = DeepLane(store, enabled=second_model)  # the second model: its build follows this one's queue
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        # the second model's batches beside the executor's, while no one is asking (`quiet`; never
+        # without one), on a thread that yields its core to any other, so a request that comes
+        # meanwhile waits little for a core
+        self.quiet = quiet
+        self.spare = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder-spare", initializer=lowest_priority)
         self.wake = asyncio.Event()
         self.state = "loading"  # loading -> building -> ready (building again while a queue drains)
         self.pending = 0
@@ -129,7 +140,9 @@ class Embedder:
 
     async def stop(self) -> None:
         await stop_background(self.store, self._written, self._task)
+        await self.deep.stop()
         self.executor.shutdown(wait=True, cancel_futures=True)
+        self.spare.shutdown(wait=True, cancel_futures=True)
 
     async def _run(self) -> None:
         try:
@@ -150,7 +163,8 @@ class Embedder:
                     if self.done - self.released_at >= RELEASE_AFTER:  # a build ended: give back its batches
                         self.released_at = self.done
                         await asyncio.get_running_loop().run_in_executor(self.executor, heap.release)
-                    if await self.deep.step(self.executor):
+                    spare = self.spare if self.quiet is not None and self.quiet.now() else None
+                    if await self.deep.step(self.executor, spare):
                         continue  # then the second model's queue, a batch at a time
                     if not self.wake.is_set():
                         self.idle.set()
