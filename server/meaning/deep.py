@@ -86,7 +86,7 @@ class DeepLane:
         self.error: str | None = None
         self.scan = DeepScan()  # its own candidates: the sign bits of every window it read
         # while no one is asking (server.quiet), a batch of its own on a spare thread beside each
-        # step's: bench_backfill --quiet, 6,000 notes, 59-63 -> 92-100 items/s on two cores
+        # step's: bench_backfill --notes 6000 [--quiet], one thread 89-95 items/s, both 133
         self._on_spare: asyncio.Task[int] | None = None
         self._claimed: set[Key] = set()  # the items of the batches being embedded
         self._taking = asyncio.Lock()
