@@ -1,5 +1,5 @@
-"""How the server's threads share the cores: numpy's BLAS on the calling thread only (in `serve`),
-and the background build's spare thread last in line (`lowest_priority`).
+"""How the server's threads share the cores: numpy's BLAS and the tokenizers on the calling thread
+only (in `serve`), and the background build's spare thread last in line (`lowest_priority`).
 
 numpy's OpenBLAS keeps a pool of threads, one a core, splits a large enough product among them,
 and its idle threads spin while they wait. The server already keeps the cores busy with threads
@@ -29,6 +29,16 @@ def one_blas_thread() -> list[dict[str, Any]]:
 
     threadpool_limits(limits=1, user_api="blas")
     return [info for info in threadpool_info() if info.get("user_api") == "blas"]
+
+
+def tokenize_on_the_calling_thread() -> None:
+    """The tokenizers library encodes on the thread that asks, not on a pool of its own
+    (TOKENIZERS_PARALLELISM=false; call it before any thread starts). The pool's threads take the
+    nice value of the thread that first uses it: a first use from the spare thread
+    (`lowest_priority`), as on a restart in the middle of the second model's build, would put
+    every later query's tokenization last in line. Search at 10k items was the same without the
+    pool (bench_search_quality, p50 / p95 19.0-19.2 / 30.2-30.7 ms against 18.8-20.5 / 29.6-31.4)."""
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
 def lowest_priority() -> None:

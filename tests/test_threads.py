@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -59,3 +60,46 @@ def test_the_background_build_s_spare_thread_yields_its_core_to_every_other(tmp_
 
     assert asyncio.run(spare_nice()) == LOWEST
     assert own_nice() < LOWEST  # the caller's is its own
+
+
+_NICED_POOL = """
+import glob, sys, threading
+from server.meaning import model as model_mod
+from server.threads import lowest_priority, tokenize_on_the_calling_thread
+if sys.argv[1] == "serve":
+    tokenize_on_the_calling_thread()
+model = model_mod.model()
+niced = []
+def first_use():
+    lowest_priority()
+    niced.append(threading.get_native_id())
+    model.embed(["the build's spare thread reads an item"] * 64)
+thread = threading.Thread(target=first_use)
+thread.start()
+thread.join()
+model.embed(["a query"])
+others = []
+for stat in glob.glob("/proc/self/task/*/stat"):
+    tid = int(stat.split("/")[4])
+    if tid not in niced and int(open(stat).read().rsplit(")", 1)[1].split()[16]) == 19:
+        others.append(tid)
+print(len(others))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own nice value is Linux's")
+@pytest.mark.parametrize(("how", "pool_niced"), [("serve", False), ("default", True)])
+def test_no_tokenizer_thread_takes_the_spare_thread_s_priority(how: str, pool_niced: bool) -> None:
+    """As `serve` runs, the tokenizers encode on the calling thread, so none of their threads is made
+    by the spare thread at its priority (control, the library's default: its pool is)."""
+    env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"}
+    out = subprocess.run(
+        [sys.executable, "-c", _NICED_POOL, how],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert (int(out.stdout.strip()) > 0) == pool_niced, out.stdout + out.stderr

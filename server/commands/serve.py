@@ -63,13 +63,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.app import create_app
     from server.instance import AlreadyRunning, Claim
     from server.store.db import StoreError
-    from server.threads import one_blas_thread
+    from server.threads import one_blas_thread, tokenize_on_the_calling_thread
 
     try:
         with Claim(settings.data_dir) as claim:  # one server per data dir
             app = create_app(settings)
             app.cleanup_ctx.append(settled_heap)
             one_blas_thread()  # its threads would wait for cores the server's own keep busy
+            tokenize_on_the_calling_thread()  # a pool of its own would take its first user's priority
             claim.announce(args.host, args.port)
             print(f"wherefrom: serving http://{args.host}:{args.port}  data {settings.data_dir}", flush=True)
             print("  pair the extension: open its side panel (see `wherefrom install-browser-link`)", flush=True)
