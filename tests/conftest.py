@@ -15,6 +15,7 @@ from aiohttp import web
 
 from server import appkeys
 from server.app import create_app
+from server.quiet import Quiet
 from server.serving import JsonErrorRunner
 from server.settings import Settings
 from server.store.db import Store, fts5_available
@@ -127,9 +128,12 @@ async def local_site(
 
 
 @contextlib.asynccontextmanager
-async def running_api(settings: Settings) -> AsyncIterator[Api]:
-    """Our server built from `settings`, on its port, with a client holding the token."""
+async def running_api(settings: Settings, quiet: Quiet | None = None) -> AsyncIterator[Api]:
+    """Our server built from `settings`, on its port, with a client holding the token (`quiet`:
+    its rule of when no one is asking, server.quiet, in place of the default)."""
     app = create_app(settings)
+    if quiet is not None:
+        app[appkeys.QUIET] = quiet
     async with (
         local_site(app, port=settings.port, runner_class=JsonErrorRunner) as base,
         aiohttp.ClientSession() as session,

@@ -1,31 +1,27 @@
 """The second model's build on two threads while no one is asking (server.quiet), through the real
-server: half of each double batch runs on the spare thread, and every item's vectors are still
-its own (the halves come back in order); while requests keep coming the build keeps to one
-thread (control: the same build, with the spare thread given nothing)."""
+server: batches run on the spare thread too, each item is read once and its stored vectors are
+its own text's, byte for byte; a spare thread that gets no CPU holds back its own batch only;
+while requests keep coming the build keeps to one thread (control: the spare given nothing)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import aiohttp
 import numpy as np
 import pytest
 
 from server import appkeys
-from server.app import create_app
 from server.meaning import deep, minilm
 from server.meaning import model as model_mod
 from server.meaning.items import item_text
 from server.quiet import Quiet
-from server.serving import JsonErrorRunner
 from server.settings import Settings
-from tests.conftest import Api, local_site
+from tests.conftest import Api, running_api
 
 pytestmark = pytest.mark.usefixtures("second_model")
 
@@ -50,18 +46,12 @@ class Counting(ThreadPoolExecutor):
         super().__init__(max_workers=1)
         self.texts = 0
 
+    def count(self, args: tuple[Any, ...]) -> None:
+        self.texts += len(args[0]) if args and isinstance(args[0], list) else 0
+
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        if args and isinstance(args[0], list):
-            self.texts += len(args[0])
+        self.count(args)
         return super().submit(fn, *args, **kwargs)
-
-
-@contextlib.asynccontextmanager
-async def serving(settings: Settings, quiet: Quiet) -> AsyncIterator[Api]:
-    app = create_app(settings)
-    app[appkeys.QUIET] = quiet
-    async with local_site(app, port=settings.port, runner_class=JsonErrorRunner) as base, aiohttp.ClientSession() as s:
-        yield Api(base, app[appkeys.TOKEN], s, app)
 
 
 async def build(api: Api) -> tuple[Counting, dict[int, str]]:
@@ -92,14 +82,14 @@ async def assert_each_item_has_its_own_vectors(api: Api, ids: dict[int, str]) ->
 
 
 async def test_while_no_one_asks_half_of_each_batch_runs_on_the_spare_thread(settings: Settings) -> None:
-    async with serving(settings, Quiet(quiet_s=0.0)) as api:  # quiet whenever no request is open
+    async with running_api(settings, Quiet(quiet_s=0.0)) as api:  # quiet whenever no request is open
         spare, ids = await build(api)
         assert spare.texts > 0  # the second half of at least one double batch
         await assert_each_item_has_its_own_vectors(api, ids)
 
 
 async def test_while_requests_keep_coming_the_build_keeps_to_one_thread(settings: Settings) -> None:
-    async with serving(settings, Quiet(quiet_s=3600.0)) as api:  # the notes' own requests: never quiet again
+    async with running_api(settings, Quiet(quiet_s=3600.0)) as api:  # the notes' own requests: never quiet again
         spare, ids = await build(api)
         assert spare.texts == 0
         await assert_each_item_has_its_own_vectors(api, ids)
@@ -117,12 +107,12 @@ class Held(Counting):
             self.go.wait(60)
             return fn(*args, **kwargs)
 
-        self.texts += len(args[0]) if args and isinstance(args[0], list) else 0
+        self.count(args)
         return ThreadPoolExecutor.submit(self, held)
 
 
 async def test_a_spare_thread_that_gets_no_cpu_holds_back_its_own_batch_only(settings: Settings) -> None:
-    async with serving(settings, Quiet(quiet_s=0.0)) as api:
+    async with running_api(settings, Quiet(quiet_s=0.0)) as api:
         embedder = api.app[appkeys.EMBEDDER]
         spare = embedder.spare = Held()
         for n, text in enumerate(NOTES):
@@ -169,7 +159,7 @@ def test_quiet_is_no_request_open_and_none_ended_within_quiet_s() -> None:
 
 
 async def test_every_request_marks_the_server_asked(settings: Settings) -> None:
-    async with serving(settings, Quiet(quiet_s=3600.0)) as api:
+    async with running_api(settings, Quiet(quiet_s=3600.0)) as api:
         quiet = api.app[appkeys.QUIET]
         assert quiet.now()  # control: no request yet
         status, _body = await api.get("/api/health", auth=False)
