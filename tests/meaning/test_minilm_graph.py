@@ -1,0 +1,56 @@
+"""The second model's quantised graph (server.meaning.minilm.graph_file, what the server runs)
+reads texts as the full-float graph of the same weights does: cosine >= 0.99 a text, on prose,
+code, a Japanese sentence, a one-word query and a window of the full 128 tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from server.meaning import minilm
+
+pytest.importorskip("onnxruntime")
+if not minilm.available():
+    pytest.skip("the second model is not installed", allow_module_level=True)
+
+TEXTS = [
+    "getting a new pup comfortable in its cage",
+    "Crate training: make the crate a happy place, feed the puppy's meals inside it.",
+    "def merge(a, b):\n    return {**a, **b}  # the right one wins",
+    "東京の天気は明日も雨になるでしょう",
+    "sourdough",
+    "The committee postponed the vote on the budget until the auditors had finished. " * 9,
+    "SELECT COUNT(*) FROM deep_fact_vectors WHERE fact_id = ?;",
+    "How do I stop my bike chain from slipping when I climb a hill?",
+]
+
+
+def _full_float_session() -> Any:
+    import onnxruntime as ort  # type: ignore[import-untyped]
+    from safetensors.numpy import load_file
+
+    from server.meaning import minilm_graph
+
+    weights = load_file(str(minilm.model_dir() / "model.safetensors"))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(minilm_graph.build(weights), options, providers=["CPUExecutionProvider"])
+
+
+def test_the_quantised_graph_reads_as_full_floats_do() -> None:
+    model = minilm.model()
+    session = _full_float_session()
+    quantised = model.embed(TEXTS)
+    full = np.zeros_like(quantised)
+    for n, encoding in enumerate(model.tokenizer.encode_batch(TEXTS)):
+        row = np.asarray([encoding.ids], np.int64)
+        (vector,) = session.run(["sentence_embedding"], {"input_ids": row, "attention_mask": np.ones_like(row)})
+        full[n] = vector[0]
+    assert len(model.tokenizer.encode(TEXTS[5]).ids) == minilm.MAX_TOKENS  # a whole window is read
+    cosines = (quantised * full).sum(axis=1)
+    assert cosines.min() >= 0.99, dict(zip(TEXTS, cosines.round(4).tolist(), strict=True))
+    # control: the measure tells another text's vector from the text's own
+    assert (quantised * np.roll(full, 1, axis=0)).sum(axis=1).max() < 0.9
