@@ -86,7 +86,7 @@ class DeepLane:
         self.error: str | None = None
         self.scan = DeepScan()  # its own candidates: the sign bits of every window it read
         # while no one is asking (server.quiet), a batch of its own on a spare thread beside each
-        # step's: bench_backfill --notes 6000 [--quiet], one thread 89-95 items/s, both 133
+        # step's: bench_backfill --notes 6000 [--quiet], one thread 116-118 items/s, both 171
         self._on_spare: asyncio.Task[int] | None = None
         self._claimed: set[Key] = set()  # the items of the batches being embedded
         self._taking = asyncio.Lock()
@@ -271,7 +271,8 @@ def rescored(
 ) -> list[tuple[float, int]]:
     """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first (`query`: the
     second model's vector of the query, or its computation, waited for once the candidates'
-    vectors are read; `more`: given that vector, more candidates with their static cosine)."""
+    vectors are read; `more`: given that vector, more candidates with their static cosine, read:
+    it replaces the estimate of a candidate already in `ranked`)."""
     if not ranked:
         return ranked
     rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
@@ -280,8 +281,10 @@ def rescored(
         return ranked
     extra = more(vector) if more is not None else []
     if extra:
-        rows += con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in extra]),)).fetchall()
-        ranked = ranked + extra
+        have = {i for _s, i in ranked}
+        rows += con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in extra if i not in have]),)).fetchall()
+        replaced = {i for _s, i in extra}
+        ranked = [(s, i) for s, i in ranked if i not in replaced] + extra
     deep: dict[int, float] = {}
     if rows:
         deep = dict(zip([int(r[0]) for r in rows], nearest_window([r[1] for r in rows], vector), strict=True))

@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 from server import appkeys
-from server.meaning import deep_scan, lane, minilm
+from server.meaning import deep, deep_scan, lane, minilm
 from server.meaning import model as model_mod
 from server.meaning.deep_scan import DeepScan, window_bits
 from server.settings import Settings
 from tests.conftest import Api, running_api
 from tests.meaning.test_deep_lane import CRATE, OTHERS, QUERY, built, store_notes
 
-# notes the static model puts nearer to QUERY than CRATE (its words: getting, new, comfortable)
+# notes the static model puts nearer to QUERY than CRATE (its words: getting, new, comfortable),
+# and both models together below it (a hammock made comfortable scored 0.50 to CRATE's 0.49)
 DECOYS = [
     f"Getting a new {thing} comfortable: {n} days of getting used to the new one."
     for n, thing in enumerate(
@@ -35,7 +36,6 @@ DECOYS = [
             "lamp",
             "monitor",
             "tent",
-            "hammock",
         ]
     )
 ]
@@ -89,6 +89,43 @@ async def test_an_item_the_static_model_leaves_out_is_found_by_the_second_models
     # control: without its own scan (as above MAX_ITEMS) the second model never sees it
     api.app[appkeys.EMBEDDER].deep.scan.too_many()
     assert await first() != CRATE
+
+
+async def test_an_item_whose_static_cosine_was_only_estimated_is_scored_by_its_read_one(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CRATE among the static model's candidates whose cosine it estimates (the far half of its
+    window, by Hamming distance) and among the second model's own nearest: its score is the mean
+    of its read static cosine and the second model's, and it comes first (with the estimate,
+    from below the read half's floor, it did not)."""
+    await store_notes(api)
+    for n, text in enumerate(DECOYS):
+        status, _ = await api.post("/api/notes", {"url": f"https://decoys.example/{n}", "text": text})
+        assert status == 201
+    await built(api)
+    query = model_mod.model().embed([QUERY])[0]
+    qbits = np.unpackbits(np.frombuffer(model_mod.sign_bits(query[None, :])[0], np.uint8))
+    rows = await api.store.fetchall("SELECT f.text, v.bits, v.vec FROM vectors v JOIN facts f ON f.id = v.fact_id")
+    bits = np.unpackbits(np.frombuffer(b"".join(bytes(r[1]) for r in rows), np.uint8).reshape(len(rows), -1), axis=1)
+    distance = (bits != qbits).sum(axis=1)
+    crate = [n for n, r in enumerate(rows) if r[0] == CRATE]
+    assert len(crate) == 1
+    nearer = int(np.sum(distance < distance[crate[0]]))
+    tied = int(np.sum(distance == distance[crate[0]]))
+    # a first window of `first` for one result: WIDEN x first candidates, the cosine of the
+    # nearer half read, of the rest estimated; CRATE and every vector as far as it in the far
+    # half, the read half as large as that allows (its floor, which caps an estimate, lowest)
+    first = max(f for f in range(4, nearer + 1) if (deep.WIDEN * f) // 2 <= nearer)
+    assert deep.WIDEN * first >= nearer + tied, (nearer, tied)
+    monkeypatch.setattr(lane, "FIRST_WINDOW", first)
+    static = float(model_mod.from_int8([bytes(rows[crate[0]][2])])[0] @ query)
+    (second,) = minilm.model().embed_windows([CRATE])
+    expected = deep.mixed(static, float(np.max(second @ minilm.model().embed([QUERY])[0])))
+
+    status, body = await api.get("/api/search", params={"q": QUERY, "lanes": "meaning", "limit": 1})
+    assert status == 200 and len(body["results"]) == 1, body
+    assert body["results"][0]["text"] == CRATE
+    assert body["results"][0]["meaning"] == pytest.approx(expected, abs=0.01)
 
 
 async def test_a_restart_loads_every_window_read_and_a_large_store_keeps_none(
