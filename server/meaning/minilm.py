@@ -76,7 +76,8 @@ def graph_file(root: Path | None = None) -> Path:
     (~3 s: the graph from the weights, then its MatMul weights quantised per channel, all but the
     six feed-forward outputs, whose inputs run too wide for 8 bits: cosine to full floats >=
     0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and renamed, so two
-    processes building at once both end with a whole file.
+    processes building at once both end with a whole file. The model's graphs of other weights
+    or of another rounding (~33 MB each) are removed once it is built.
 
     The weights are signed and use 7 of their 8 bits (QUANTISED): onnxruntime multiplies unsigned
     activations by signed weights with the CPU's own int8 dot product, ~1.6x faster than by
@@ -116,6 +117,9 @@ def graph_file(root: Path | None = None) -> Path:
         finally:
             root_log.setLevel(level)
         os.replace(quantised, target)
+    for stale in target.parent.glob(f"{NAME}-*.onnx"):  # graphs of other weights or roundings
+        if stale != target:
+            stale.unlink(missing_ok=True)
     return target
 
 

@@ -1,9 +1,11 @@
 """The second model's quantised graph (server.meaning.minilm.graph_file, what the server runs)
 reads texts as the full-float graph of the same weights does: cosine >= 0.99 a text, on prose,
-code, a Japanese sentence, a one-word query and a window of the full 128 tokens."""
+code, a Japanese sentence, a one-word query and a window of the full 128 tokens; a graph built
+anew removes the model's graphs of an older rounding from the cache."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,3 +56,18 @@ def test_the_quantised_graph_reads_as_full_floats_do() -> None:
     assert cosines.min() >= 0.99, dict(zip(TEXTS, cosines.round(4).tolist(), strict=True))
     # control: the measure tells another text's vector from the text's own
     assert (quantised * np.roll(full, 1, axis=0)).sum(axis=1).max() < 0.9
+
+
+def test_a_graph_built_anew_removes_the_older_roundings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    models = minilm.cache_dir()
+    assert models.is_relative_to(tmp_path)
+    models.mkdir(parents=True)
+    older = models / f"{minilm.NAME}-53aa51172d142c89-int8.onnx"
+    other = models / "another-model-int8.onnx"
+    for path in (older, other):
+        path.write_bytes(b"an older graph")
+    built = minilm.graph_file()
+    assert built.parent == models and built.stat().st_size > 10_000_000
+    assert sorted(p.name for p in models.iterdir()) == sorted([built.name, other.name])
+    assert minilm.graph_file() == built  # control: the graph now there is kept and used
