@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -154,12 +154,16 @@ def _nearest(
         cosines = _cosines(rows, vector)
         ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
         if deep_query is not None:
+            column = "fact_id" if kind == FACT else "chunk_id"
+            was_read = {int(r[column]) for r in rows if r[column] is not None}
+            static_of = functools.partial(_static_of, con, kind, query=vector)
             more = None  # its own candidates, once the query's vector of it is there
             if scan is not None and scan.scans:
-                column = "fact_id" if kind == FACT else "chunk_id"
-                was_read = {int(r[column]) for r in rows if r[column] is not None}
-                more = functools.partial(_its_own, con, scan, kind, was_read, query=vector)
-            ranked = deep.rescored(con, "fact" if kind == FACT else "chunk", ranked, deep_query, more)
+                more = functools.partial(_its_own, scan, kind, was_read, static_of)
+            estimated = {i for _s, i in ranked} - was_read
+            ranked = deep.rescored(
+                con, "fact" if kind == FACT else "chunk", ranked, deep_query, more, estimated=(estimated, static_of)
+            )
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
         # partitions nearest the query, they may be all there is), so it grows
@@ -180,13 +184,11 @@ def _by_sign_estimate(
 
 
 def _its_own(
-    con: sqlite3.Connection,
     scan: DeepScan,
     kind: int,
     have: set[int],
+    static_of: Callable[[list[int]], list[tuple[float, int]]],
     deep_vector: model_mod.Vectors,
-    *,
-    query: model_mod.Vectors,
 ) -> list[tuple[float, int]]:
     """The second model's own nearest items (server.meaning.deep_scan) not in `have` (the items
     whose static cosine was read), with their static cosine, read: the static model does not find
@@ -195,9 +197,15 @@ def _its_own(
     "is an earlier moment smaller when timestamps are textual": static cosine 0.38 read, under
     0.22 estimated)."""
     more = [i for i in scan.nearest("fact" if kind == FACT else "chunk", deep_vector) if i not in have]
-    if not more:
-        return []
-    rows = con.execute(_ITEM_VECTORS_SQL[kind], (json_ids(more),)).fetchall()
+    return static_of(more) if more else []
+
+
+def _static_of(
+    con: sqlite3.Connection, kind: int, items: list[int], *, query: model_mod.Vectors
+) -> list[tuple[float, int]]:
+    """(static cosine, item) of these facts or chunks, read from their vectors (their best
+    window's), best first."""
+    rows = con.execute(_ITEM_VECTORS_SQL[kind], (json_ids(items),)).fetchall()
     return _ranked(rows, kind, _cosines(rows, query))
 
 
