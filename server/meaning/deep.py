@@ -45,10 +45,11 @@ WIDEN = 3
 RELATED = 0.3
 KNOWN_WORDS = 0.5  # the share of a query's words the second model must know to read it
 # candidates whose static cosine was estimated (the far half of the window) that get it read when
-# the second model puts them nearest: with its own scan off (a store over deep_scan.MAX_ITEMS),
-# paraphrase r@10 0.74-0.76 -> 0.76-0.79 on the tuned queries, 0.30-0.33 -> 0.35-0.38 held out
-# (bench_search_quality's three stores); 300 (all of them) gave the same
-REREAD = 50
+# the second model puts them nearest, as many as the panel shows: with its own scan off (a store
+# over deep_scan.MAX_ITEMS), paraphrase r@10 0.74-0.76 -> 0.76-0.79 on the tuned queries,
+# 0.30-0.33 -> 0.35-0.38 held out (bench_search_quality's three stores); 10, 50 and 300 (all of
+# them) gave the same, and 50 cost search at 1M ~1.5 ms at p50
+REREAD = 20
 BATCH = 16  # items a step: ~0.15 s of one core, so the static model's queue waits little behind it
 _QUEUE_SQL = "SELECT id FROM deep_queue WHERE item = ? ORDER BY id LIMIT ?"
 _DEQUEUE_SQL = "DELETE FROM deep_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"
