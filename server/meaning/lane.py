@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -154,15 +154,19 @@ def _nearest(
         cosines = _cosines(rows, vector)
         ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
         if deep_query is not None:
-            column = "fact_id" if kind == FACT else "chunk_id"
-            was_read = {int(r[column]) for r in rows if r[column] is not None}
-            static_of = functools.partial(_static_of, con, kind, query=vector)
-            more = None  # its own candidates, once the query's vector of it is there
+            name, column = ("fact", "fact_id") if kind == FACT else ("chunk", "chunk_id")
+            read_items = {int(r[column]) for r in rows if r[column] is not None}
+            its_own = None  # its own candidates, once the query's vector of it is there
             if scan is not None and scan.scans:
-                more = functools.partial(_its_own, scan, kind, was_read, static_of)
-            estimated = {i for _s, i in ranked} - was_read
+                its_own = functools.partial(scan.nearest, name)
             ranked = deep.rescored(
-                con, "fact" if kind == FACT else "chunk", ranked, deep_query, more, estimated=(estimated, static_of)
+                con,
+                name,
+                ranked,
+                deep_query,
+                functools.partial(_static_of, con, kind, query=vector),
+                estimated={i for _s, i in ranked} - read_items,
+                its_own=its_own,
             )
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
@@ -181,23 +185,6 @@ def _by_sign_estimate(
     ids, dist, bits, complete = index.nearest_bits(vector, qbits, kind, POOL * read, reach)
     best = np.argsort(-model_mod.sign_estimates(bits, vector), kind="stable")[:read]
     return ids[best], dist[best], complete and len(ids) <= read
-
-
-def _its_own(
-    scan: DeepScan,
-    kind: int,
-    have: set[int],
-    static_of: Callable[[list[int]], list[tuple[float, int]]],
-    deep_vector: model_mod.Vectors,
-) -> list[tuple[float, int]]:
-    """The second model's own nearest items (server.meaning.deep_scan) not in `have` (the items
-    whose static cosine was read), with their static cosine, read: the static model does not find
-    them near, or only far enough that it estimated their cosine, from its floor down. Such an
-    estimate had sunk the second model's own nearest item below 20 others (bench_search_quality:
-    "is an earlier moment smaller when timestamps are textual": static cosine 0.38 read, under
-    0.22 estimated)."""
-    more = [i for i in scan.nearest("fact" if kind == FACT else "chunk", deep_vector) if i not in have]
-    return static_of(more) if more else []
 
 
 def _static_of(

@@ -63,11 +63,11 @@ def test_a_graph_built_anew_removes_the_older_roundings(tmp_path: Path, monkeypa
     models = minilm.cache_dir()
     assert models.is_relative_to(tmp_path)
     models.mkdir(parents=True)
-    older = models / f"{minilm.NAME}-53aa51172d142c89-int8.onnx"
+    older = models / f"{minilm.NAME}-{minilm.WEIGHTS_SHA256[:16]}-int8.onnx"  # before 7 bits
     other = models / "another-model-int8.onnx"
     for path in (older, other):
         path.write_bytes(b"an older graph")
     built = minilm.graph_file()
     assert built.parent == models and built.stat().st_size > 10_000_000
     assert sorted(p.name for p in models.iterdir()) == sorted([built.name, other.name])
-    assert minilm.graph_file() == built  # control: the graph now there is kept and used
+    assert minilm.graph_file() == built  # and the next call uses the graph now there
