@@ -36,11 +36,14 @@ _A = TypeVar("_A", bound=npt.NDArray[Any])
 def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> npt.NDArray[np.int32]:
     """The Hamming distance of each vector to the query; `columns` holds the vectors' sign bits
     word by word ((WORDS, n): a word's row is contiguous, so each XOR runs over one stretch of
-    memory; a (n, WORDS) array broadcast against the query took 4x as long). int32 because
-    numpy's argpartition is 4x slower on uint16."""
-    out: npt.NDArray[np.int32] = np.bitwise_count(columns[0] ^ query[0]).astype(np.int32)
-    for word in range(1, len(columns)):  # WORDS here; the second model's bits have more
-        out += np.bitwise_count(columns[word] ^ query[word])
+    memory; a (n, WORDS) array broadcast against the query took 4x as long). All the words in one
+    XOR and one count, then their rows added (a word at a time, three calls each, took 1.25x as
+    long over a page-match's ~45k vectors at 1M items). int32 because numpy's argpartition is 4x
+    slower on uint16."""
+    counts = np.bitwise_count(columns ^ query[:, None])
+    out: npt.NDArray[np.int32] = counts[0].astype(np.int32)
+    for word in range(1, len(counts)):  # WORDS here; the second model's bits have more
+        out += counts[word]
     return out
 
 
@@ -265,13 +268,17 @@ class BitIndex:
 
 def _gathered(slices: list[tuple[Ids, npt.NDArray[np.uint64]]], at: npt.NDArray[np.intp]) -> npt.NDArray[np.uint8]:
     """The sign bits of the vectors at positions `at` of the slices taken one after the other,
-    one row of bytes each, in model.sign_bits's order (the words are its bytes read as uint64)."""
+    one row of bytes each, in model.sign_bits's order (the words are its bytes read as uint64).
+    The positions are grouped by slice once (a mask per slice took 1.7x as long)."""
     starts = np.concatenate([[0], np.cumsum([len(i) for i, _c in slices])])
     slice_of = np.searchsorted(starts, at, side="right") - 1
+    order = np.argsort(slice_of, kind="stable")
+    bounds = np.searchsorted(slice_of[order], np.arange(len(slices) + 1)).tolist()
     out = np.zeros((len(at), WORDS), np.uint64)
-    for s in np.unique(slice_of).tolist():
-        mine = slice_of == s
-        out[mine] = slices[s][1][:, at[mine] - starts[s]].T
+    for s, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        if b > a:
+            mine = order[a:b]
+            out[mine] = slices[s][1][:, at[mine] - starts[s]].T
     return out.view(np.uint8)
 
 
