@@ -18,11 +18,10 @@ The queries (bench/search_queries.json, written by hand from the corpora; and
 bench/search_queries_heldout.json, written blind later, on targets the first set does not name,
 to see whether what was tuned on the first holds on the second) name the item they should find
 by URL. Each is asked as the panel asks it: GET /api/search?q=...&limit=20. We
-report, per kind of query (and for the queries whose target is in another language, `cross-language`),
-recall@1, @5 and @10 and the mean reciprocal rank (a hit is a result
-with the target's source_url; a target not in the 20 results counts 0), sentences that got no
-result at all (must be 0; the run exits 1 otherwise), and p50/p95 of the request's wall time
-beside a same-run floor (GET /api/health, asked after each search).
+report, per kind of query (and `cross-language`: those whose target is in another language),
+recall@1, @5 and @10 and the mean reciprocal rank (a hit is a result with the target's
+source_url; a target not in the 20 results counts 0), sentences that got no result at all (must
+be 0; the run exits 1 otherwise), and p50/p95 of the request's wall time beside a same-run floor.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ last layout): a few percent of a full scan. Without partitions it scans everythi
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any, TypeVar, cast
 
@@ -275,7 +276,7 @@ def _gathered(slices: list[tuple[Ids, npt.NDArray[np.uint64]]], at: npt.NDArray[
     order = np.argsort(slice_of, kind="stable")
     bounds = np.searchsorted(slice_of[order], np.arange(len(slices) + 1)).tolist()
     out = np.zeros((len(at), WORDS), np.uint64)
-    for s, (a, b) in enumerate(zip(bounds, bounds[1:])):
+    for s, (a, b) in enumerate(itertools.pairwise(bounds)):
         if b > a:
             mine = order[a:b]
             out[mine] = slices[s][1][:, at[mine] - starts[s]].T
