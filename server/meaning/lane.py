@@ -29,7 +29,7 @@ from server.meaning import model as model_mod
 from server.meaning.deep_scan import DeepScan
 from server.meaning.embedder import Embedder
 from server.meaning.index import CHUNK, FACT, BitIndex, Ids
-from server.meaning.items import json_ids
+from server.meaning.items import ITEMS, json_ids
 from server.memory.facts import ANSWER_COLUMNS
 from server.store.db import Store
 from server.textcaps import cap
@@ -58,6 +58,9 @@ _ITEM_VECTORS_SQL = {
     FACT: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
     CHUNK: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
 }
+# a kind's column in the vectors table and its name where items are named ("fact", "chunk")
+_COLUMN = {FACT: "fact_id", CHUNK: "chunk_id"}
+_ITEM = {FACT: ITEMS[0], CHUNK: ITEMS[1]}
 _FACT_ROWS_SQL = f"""
 SELECT {ANSWER_COLUMNS}
 FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}
@@ -154,7 +157,7 @@ def _nearest(
         cosines = _cosines(rows, vector)
         ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
         if deep_query is not None:
-            name, column = ("fact", "fact_id") if kind == FACT else ("chunk", "chunk_id")
+            name, column = _ITEM[kind], _COLUMN[kind]
             read_items = {int(r[column]) for r in rows if r[column] is not None}
             its_own = None  # its own candidates, once the query's vector of it is there
             if scan is not None and scan.scans:
@@ -231,7 +234,7 @@ def _ranked(
     """(cosine, fact or chunk id) of the candidates, best first, each fact or chunk once (by
     its nearest vector: a long one has several; `cosines`: the read vectors', by vector id;
     `estimated`: more candidates' items with their cosine's estimate)."""
-    column = "fact_id" if kind == FACT else "chunk_id"
+    column = _COLUMN[kind]
     best: dict[int, float] = {}
     for r in rows:
         if r[column] is not None:

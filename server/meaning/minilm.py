@@ -1,6 +1,6 @@
 """The second embedding model: all-MiniLM-L6-v2 (a 6-layer sentence transformer, 384 dimensions,
 Apache-2.0 weights), which separates paraphrases far better than the static model
-(server.meaning.model) but embeds ~100-200 texts per CPU second, not thousands. It reranks the static
+(server.meaning.model) but embeds ~80-200 texts per CPU second, not thousands. It reranks the static
 model's candidates (server.meaning.deep): every item gets its vector in the background, and a
 search embeds its query with both.
 

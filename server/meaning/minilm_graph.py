@@ -18,9 +18,15 @@ from onnx import helper as h
 
 HIDDEN, HEADS, HEAD_DIMS, LAYERS = 384, 12, 32, 6
 OPSET = 17
-# the MatMuls whose input is the GELU's output (wide-ranging values): left in full floats when the
-# graph is quantised (server.meaning.minilm.graph_file)
-FEED_FORWARD_OUTPUTS = [f"ffn_out_{layer}" for layer in range(LAYERS)]
+
+
+def feed_forward_outputs(layers: int) -> list[str]:
+    """The MatMuls whose input is the GELU's output (wide-ranging values), by name: left in full
+    floats when the graph is quantised (server.meaning.minilm.graph_file)."""
+    return [f"ffn_out_{layer}" for layer in range(layers)]
+
+
+FEED_FORWARD_OUTPUTS = feed_forward_outputs(LAYERS)
 
 
 class _Graph:
@@ -60,18 +66,22 @@ class _Graph:
         return self.node("LayerNormalization", [x, scale, bias], axis=-1, epsilon=1e-12)
 
 
-def build(weights: dict[str, npt.NDArray[Any]]) -> bytes:
-    """The serialized graph (a model of ~90 MB: the weights are in it)."""
+def build(weights: dict[str, npt.NDArray[Any]], *, word_table: bool = True) -> bytes:
+    """The serialized graph (a model of ~90 MB: the weights are in it). As many layers as the
+    weights hold (`encoder.layer.N.`). Without `word_table`, the graph starts after the word
+    lookup: its input is `embeds` [batch, seq, 384], the tokens' rows of a table kept outside
+    (bench/e5_onnx.py: multilingual-e5-small, whose 250k rows stay in their file)."""
     g = _Graph(weights)
-    ids, mask = "input_ids", "attention_mask"
-    seq = g.node("Gather", [g.node("Shape", [ids]), g.const(1, np.int64)], axis=0)
+    layers = sum(
+        1 for key in weights if key.startswith("encoder.layer.") and key.endswith(".attention.self.query.weight")
+    )
+    ids, mask = ("input_ids", "attention_mask") if word_table else ("embeds", "attention_mask")
+    seq = g.node("Gather", [g.node("Shape", [ids if word_table else mask]), g.const(1, np.int64)], axis=0)
     positions = g.node("Range", [g.const(0, np.int64), seq, g.const(1, np.int64)])
+    words = g.node("Gather", [g.weight("embeddings.word_embeddings.weight"), ids], axis=0) if word_table else ids
     x = g.node(
         "Add",
-        [
-            g.node("Gather", [g.weight("embeddings.word_embeddings.weight"), ids], axis=0),
-            g.node("Gather", [g.weight("embeddings.position_embeddings.weight"), positions], axis=0),
-        ],
+        [words, g.node("Gather", [g.weight("embeddings.position_embeddings.weight"), positions], axis=0)],
     )
     type0 = g.init("token_type0", weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32))
     x = g.layernorm(g.node("Add", [x, type0]), "embeddings.LayerNorm")
@@ -85,7 +95,7 @@ def build(weights: dict[str, npt.NDArray[Any]]) -> bytes:
     scale = g.const(np.sqrt(HEAD_DIMS), np.float32)
     sqrt2, half, one = g.const(np.sqrt(2.0), np.float32), g.const(0.5, np.float32), g.const(1.0, np.float32)
 
-    for layer in range(LAYERS):
+    for layer in range(layers):
         p = f"encoder.layer.{layer}."
 
         def heads(t: str, perm: list[int]) -> str:
@@ -102,7 +112,7 @@ def build(weights: dict[str, npt.NDArray[Any]]) -> bytes:
         inner = g.linear(x, p + "intermediate.dense")
         erf = g.node("Erf", [g.node("Div", [inner, sqrt2])])
         gelu = g.node("Mul", [g.node("Mul", [inner, g.node("Add", [erf, one])]), half])
-        out = g.linear(gelu, p + "output.dense", FEED_FORWARD_OUTPUTS[layer])
+        out = g.linear(gelu, p + "output.dense", feed_forward_outputs(layers)[layer])
         x = g.layernorm(g.node("Add", [out, x]), p + "output.LayerNorm")
 
     # mean over the real tokens, then length 1
@@ -116,7 +126,12 @@ def build(weights: dict[str, npt.NDArray[Any]]) -> bytes:
     graph = h.make_graph(
         g.nodes,
         "minilm",
-        [h.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in (ids, mask)],
+        [
+            h.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "seq"])
+            if word_table
+            else h.make_tensor_value_info(ids, TensorProto.FLOAT, ["batch", "seq", HIDDEN]),
+            h.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "seq"]),
+        ],
         [h.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", HIDDEN])],
         g.inits,
     )
