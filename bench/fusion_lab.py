@@ -27,6 +27,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.memory_store import install_visibility  # noqa: E402
+from server.governance.visibility import visible  # noqa: E402
 from server.meaning import deep, minilm  # noqa: E402
 from server.meaning import model as model_mod  # noqa: E402
 from server.meaning.items import item_text  # noqa: E402
@@ -35,18 +37,15 @@ Arr = np.ndarray
 
 
 def items(con: sqlite3.Connection) -> list[tuple[str, int, str, str]]:
-    """(kind, id, text, url) of every live fact and library chunk."""
-    out = [
-        ("f", i, item_text(t, x), u)
-        for i, t, x, u in con.execute("SELECT id, title, text, source_url FROM facts WHERE invalid_at IS NULL")
-    ]
-    out += [
-        ("c", i, item_text(t, x), u)
-        for i, t, x, u in con.execute(
-            "SELECT c.id, d.title, c.text, d.source_url FROM document_chunks c "
-            "JOIN documents d ON d.id = c.document_id WHERE d.invalid_at IS NULL"
-        )
-    ]
+    """(kind, id, text, url) of every fact and library chunk a search may show."""
+    install_visibility(con)  # through the one visibility rule, under the default policy, as served
+    facts = f"SELECT f.id, f.title, f.text, f.source_url FROM facts f WHERE {visible('facts', 'f')}"  # noqa: S608
+    chunks = (
+        "SELECT c.id, d.title, c.text, d.source_url FROM document_chunks c JOIN documents d ON d.id = c.document_id "  # noqa: S608
+        f"WHERE {visible('document_chunks', 'c')} AND {visible('documents', 'd')}"
+    )
+    out = [("f", i, item_text(t, x), u) for i, t, x, u in con.execute(facts)]
+    out += [("c", i, item_text(t, x), u) for i, t, x, u in con.execute(chunks)]
     return out
 
 
