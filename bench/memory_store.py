@@ -183,15 +183,19 @@ def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
     }
 
 
-def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
+def synthetic_deep_vectors(db: Path, seed: int = 5) -> tuple[int, int]:
     """Every item's vector of the second model (server.meaning.deep) as a random int8 vector, and
-    its queue emptied: that model reads ~100 items a second, so 1M real ones would take hours of
-    CPU. For the lookups' latency only (the rerank reads and scores them like real ones); the
-    quality of the rerank is bench_search_quality.py's, on real vectors. How many were written."""
+    the third voice's (server.meaning.third) for each item the second model does not read (its
+    own rule, `deep.reads`, on each item's text), both queues emptied: those models read ~100 and
+    ~40 items a second, so 1M real ones would take hours of CPU. For the lookups' latency and the
+    server's memory only (the rerank reads and scores them like real ones); the quality is
+    bench_search_quality.py's, on real vectors. How many of each were written."""
     import asyncio
 
-    from server.meaning import minilm
-    from server.store.db import Store
+    from server.meaning import deep, minilm
+    from server.meaning.items import ITEMS, TEXT_SQL, item_text
+    from server.meaning.third import THIRD
+    from server.meaning.voice import Voice
 
     async def migrated() -> None:  # a store of an older build: what its migrations queue comes first
         await (await Store.open(db)).close()
@@ -200,26 +204,38 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> int:
     rng = np.random.default_rng(seed)
     con = sqlite3.connect(db)
     con.execute("PRAGMA synchronous=OFF")
-    written = 0
-    for item, table, column in (("fact", "deep_fact_vectors", "fact_id"), ("chunk", "deep_chunk_vectors", "chunk_id")):
-        after = 0
-        while True:
-            ids = [r[0] for r in con.execute(
-                "SELECT id FROM deep_queue WHERE item = ? AND id > ? ORDER BY id LIMIT 50000", (item, after)
-            )]  # fmt: skip
-            if not ids:
-                break
-            vecs = rng.integers(-127, 128, size=(len(ids), minilm.DIMS), dtype=np.int8)
-            with con:
-                con.executemany(
-                    f"INSERT OR REPLACE INTO {table}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
-                    [(i, minilm.NAME, v.tobytes()) for i, v in zip(ids, vecs, strict=True)],
-                )
-                con.execute("DELETE FROM deep_queue WHERE item = ? AND id <= ?", (item, ids[-1]))
-            written += len(ids)
-            after = ids[-1]
+
+    def fill(voice: Voice, speaks: Any) -> int:
+        written = 0
+        for item in ITEMS:
+            after = 0
+            column = "fact_id" if item == "fact" else "chunk_id"
+            while ids := [r[0] for r in con.execute(
+                f"SELECT id FROM {voice.prefix}_queue WHERE item = ? AND id > ? ORDER BY id LIMIT 50000",  # noqa: S608
+                (item, after),
+            )]:  # fmt: skip
+                if speaks is not None:
+                    texts = con.execute(TEXT_SQL[item], (json_ids(ids),)).fetchall()
+                    chosen = [int(i) for i, title, text in texts if speaks(item_text(title, text))]
+                else:
+                    chosen = ids
+                vecs = rng.integers(-127, 128, size=(len(chosen), minilm.DIMS), dtype=np.int8)
+                with con:
+                    con.executemany(
+                        f"INSERT OR REPLACE INTO {voice.table(item)}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
+                        [(i, voice.name, v.tobytes()) for i, v in zip(chosen, vecs, strict=True)],
+                    )
+                    con.execute(f"DELETE FROM {voice.prefix}_queue WHERE item = ? AND id <= ?", (item, ids[-1]))  # noqa: S608
+                written += len(chosen)
+                after = ids[-1]
+        return written
+
+    from server.meaning.deep import SECOND
+
+    second = fill(SECOND, None)
+    third = fill(THIRD, lambda text: not deep.reads(text))
     con.close()
-    return written
+    return second, third
 
 
 def _insert(con: sqlite3.Connection, prov: Provenance, **fields: Any) -> None:

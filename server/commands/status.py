@@ -22,23 +22,27 @@ def add_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) ->
 def meaning_line(m: dict[str, Any]) -> str:
     """One line on search by meaning (the embedder's progress in GET /api/health)."""
     line = _static_line(m)
-    deep = m.get("deep")
-    if isinstance(deep, dict):
-        line += "; " + _deep_part(deep)
+    for key, name, without in (
+        ("deep", "second model", "paraphrases are found less often"),
+        ("third", "third voice", "items in other languages are found by their words only"),
+    ):
+        part = m.get(key)
+        if isinstance(part, dict):
+            line += "; " + _voice_part(part, name, without)
     return line
 
 
-def _deep_part(d: dict[str, Any]) -> str:
+def _voice_part(d: dict[str, Any], name: str, without: str) -> str:
     state = d.get("state")
     if state == "building":
-        return f"second model ({d.get('model')}): building, {d.get('pending', 0):,} items to go"
+        return f"{name} ({d.get('model')}): building, {d.get('pending', 0):,} items to go"
     if state == "ready":
-        return f"second model ({d.get('model')}): ready"
+        return f"{name} ({d.get('model')}): ready"
     if state == "failed":
-        return f"second model: stopped ({d.get('error')})"
+        return f"{name}: stopped ({d.get('error')})"
     if state == "off":
-        return f"second model: {d.get('off', 'off')} (paraphrases are found less often)"
-    return f"second model: {state}"
+        return f"{name}: {d.get('off', 'off')} ({without})"
+    return f"{name}: {state}"
 
 
 def _static_line(m: dict[str, Any]) -> str:

@@ -44,6 +44,8 @@ INDEX_TABLES = {
     "vectors": ("facts", "document_chunks"),
     "deep_fact_vectors": ("facts",),
     "deep_chunk_vectors": ("document_chunks",),
+    "e5_fact_vectors": ("facts",),
+    "e5_chunk_vectors": ("document_chunks",),
 }
 MEMO_MAX = 200_000  # hosts remembered per policy (~20 MB); a store of 1M items spans ~17k
 _ALIAS = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

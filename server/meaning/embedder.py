@@ -31,6 +31,7 @@ from server.meaning import partitions
 from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
 from server.meaning.items import dequeue, item_texts, json_ids, take
+from server.meaning.third import ThirdLane
 from server.quiet import Quiet
 from server.store.db import Store, stop_background
 from server.threads import lowest_priority
@@ -61,6 +62,7 @@ class Embedder:
         self.settle_s = settle_s
         self.index = BitIndex()
         self.deep = DeepLane(store, enabled=second_model)  # the second model: its build follows this one's queue
+        self.third = ThirdLane(store, enabled=second_model)  # the third voice: after the second's queue
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
         # the second model's batches beside the executor's, while no one is asking (`quiet`; never
         # without one), on a thread that yields its core to any other, so a request that comes
@@ -93,6 +95,7 @@ class Embedder:
             "index": self._index_state(),
             "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
             "deep": self.deep.progress(),
+            "third": self.third.progress(),
             **({"error": self.error} if self.error else {}),
         }
 
@@ -141,6 +144,7 @@ class Embedder:
     async def stop(self) -> None:
         await stop_background(self.store, self._written, self._task)
         await self.deep.stop()
+        await self.third.stop()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.spare.shutdown(wait=True, cancel_futures=True)
 
@@ -166,6 +170,8 @@ class Embedder:
                     spare = self.spare if self.quiet is not None and self.quiet.now() else None
                     if await self.deep.step(self.executor, spare):
                         continue  # then the second model's queue, a batch at a time
+                    if await self.third.step(self.executor, spare):
+                        continue  # then the third voice's
                     if not self.wake.is_set():
                         self.idle.set()
                         await self.wake.wait()

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from server import ages
 from server.governance.visibility import visible
-from server.meaning import deep
+from server.meaning import deep, third
 from server.meaning import model as model_mod
 from server.meaning.deep_scan import DeepScan
 from server.meaning.embedder import Embedder
@@ -86,6 +86,12 @@ def start_deep_query(embedder: Embedder, text: str) -> DeepQuery | None:
     return deep.start_query(text) if embedder.deep.on else None
 
 
+def start_third_query(embedder: Embedder, text: str) -> third.Ask | None:
+    """The third voice's part in a search the second model reads (server.meaning.third), its
+    query vector being computed beside the second model's; None when it has nothing to say."""
+    return third.ask(embedder.third, text)
+
+
 def _embed_one(text: str) -> model_mod.Vectors:
     vectors: model_mod.Vectors = model_mod.model().embed([text])
     return vectors.reshape(-1)
@@ -100,17 +106,21 @@ async def nearest(
     *,
     exclude_host: str | None = None,
     deep_query: DeepQuery | None = None,
+    third_ask: third.Ask | None = None,
 ) -> list[tuple[float, Any]]:
     """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
     per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
     the index is loading. With `deep_query` (the query's vector of the second model, or its
-    computation), the candidates are rescored by both models (server.meaning.deep). The whole
+    computation), the candidates are rescored by both models (server.meaning.deep), and with
+    `third_ask` by the third voice too (server.meaning.third). The whole
     lookup (the text's vector, the scan, the candidates' vectors, their items) runs on one of the
     store's readers, in one thread hop."""
     if limit <= 0 or not embedder.ready:
         return []
     index, scan = embedder.index, embedder.deep.scan
-    return await store.read_with(lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query, scan))
+    return await store.read_with(
+        lambda con: _nearest(con, index, query, kind, limit, exclude_host, deep_query, scan, third_ask)
+    )
 
 
 def nearest_in(
@@ -137,6 +147,7 @@ def _nearest(
     exclude_host: str | None,
     deep_query: DeepQuery | None = None,
     scan: DeepScan | None = None,
+    third_ask: third.Ask | None = None,
 ) -> list[tuple[float, Any]]:
     vector = _embed_one(query) if isinstance(query, str) else query
     if not np.any(vector):
@@ -170,6 +181,7 @@ def _nearest(
                 functools.partial(_static_of, con, kind, query=vector),
                 estimated={i for _s, i in ranked} - read_items,
                 its_own=its_own,
+                third=third_ask,
             )
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the

@@ -19,6 +19,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,18 +90,31 @@ def graph_file(root: Path | None = None) -> Path:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     if digest != WEIGHTS_SHA256:
         raise ModelMissing(f"{root / 'model.safetensors'} is not the published all-MiniLM-L6-v2")
-    target = cache_dir() / f"{NAME}-{digest[:16]}-{QUANTISED}.onnx"
-    if target.is_file():
-        return target
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
     from safetensors.numpy import load_file
 
     from server.meaning import minilm_graph
 
+    return quantised_graph(
+        NAME,
+        digest,
+        lambda: minilm_graph.build(load_file(str(root / "model.safetensors"))),
+        minilm_graph.FEED_FORWARD_OUTPUTS,
+    )
+
+
+def quantised_graph(name: str, digest: str, build: Callable[[], bytes], keep_floats: list[str]) -> Path:
+    """The cached QUANTISED graph of a model's weights (`digest`: their SHA-256), built from
+    `build()`'s full-float graph the first time (its `keep_floats` MatMuls left in floats): both
+    models' graphs (this one's and server.meaning.e5's) are cached so."""
+    target = cache_dir() / f"{name}-{digest[:16]}-{QUANTISED}.onnx"
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
+
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         full = Path(work) / "fp32.onnx"
-        full.write_bytes(minilm_graph.build(load_file(str(root / "model.safetensors"))))
+        full.write_bytes(build())
         quantised = Path(work) / "int8.onnx"
         root_log = logging.getLogger()
         level = root_log.level
@@ -112,15 +126,29 @@ def graph_file(root: Path | None = None) -> Path:
                 weight_type=QuantType.QInt8,
                 per_channel=True,
                 reduce_range=True,
-                nodes_to_exclude=minilm_graph.FEED_FORWARD_OUTPUTS,
+                nodes_to_exclude=keep_floats,
             )
         finally:
             root_log.setLevel(level)
         os.replace(quantised, target)
-    for stale in target.parent.glob(f"{NAME}-*.onnx"):  # graphs of other weights or roundings
+    for stale in target.parent.glob(f"{name}-*.onnx"):  # graphs of other weights or roundings
         if stale != target:
             stale.unlink(missing_ok=True)
     return target
+
+
+def session(graph: Path) -> Any:
+    """An onnxruntime session of a graph on one thread (both models': a query's embedding runs
+    beside a background batch, and the other core stays with the server)."""
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # its warnings go to stderr, not our log
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.enable_cpu_mem_arena = False  # a batch's buffers go back, not kept for the next
+    return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
 class MiniLM:
@@ -131,7 +159,6 @@ class MiniLM:
     dims = DIMS
 
     def __init__(self, root: Path | None = None) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
 
         root = root or model_dir()
@@ -144,13 +171,7 @@ class MiniLM:
         self.windows = Tokenizer.from_file(str(root / "tokenizer.json"))
         self.windows.enable_truncation(MAX_TOKENS, stride=STRIDE)
         self.windows.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # its warnings go to stderr, not our log
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.enable_cpu_mem_arena = False  # a batch's buffers go back, not kept for the next
-        self.session: Any = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = session(graph)
 
     def known_share(self, text: str) -> float:
         """The share of the text's words that are whole words of the model's vocabulary (0.0 for
@@ -166,6 +187,17 @@ class MiniLM:
     def embed(self, texts: list[str]) -> Vectors:
         """One unit vector per text (its first MAX_TOKENS tokens), in `texts`' order."""
         return self._run([e.ids for e in self.tokenizer.encode_batch(texts)])
+
+    def window_texts(self, text: str) -> list[str]:
+        """The text of each of its windows (as embed_windows cuts them): what the multilingual
+        model (server.meaning.e5) reads of an item this one does not."""
+        text = text[:ITEM_CHARS]
+        encoded = self.windows.encode(text)
+        out = []
+        for part in [encoded, *encoded.overflowing][:MAX_WINDOWS]:
+            spans = [o for o in part.offsets if o != (0, 0)]
+            out.append(text[spans[0][0] : spans[-1][1]] if spans else text)
+        return out
 
     def embed_windows(self, texts: list[str]) -> list[Vectors]:
         """Per text, one unit vector per window of MAX_TOKENS tokens (at most MAX_WINDOWS, each

@@ -60,10 +60,11 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
     if not embedder.ready:
         return []
     deep_query = lane.start_deep_query(embedder, q)  # computed while the static model's scan runs
+    third_ask = lane.start_third_query(embedder, q) if deep_query is not None else None  # and the third's
     query = await lane.embed_query(q)
     facts, chunks = await asyncio.gather(
-        lane.nearest(store, embedder, query, lane.FACT, limit, deep_query=deep_query),
-        lane.nearest(store, embedder, query, lane.CHUNK, limit, deep_query=deep_query),
+        lane.nearest(store, embedder, query, lane.FACT, limit, deep_query=deep_query, third_ask=third_ask),
+        lane.nearest(store, embedder, query, lane.CHUNK, limit, deep_query=deep_query, third_ask=third_ask),
     )
     found = [(s, fact_answer(r)) for s, r in facts] + [(s, lane.chunk_hit(r)) for s, r in chunks]
     found.sort(key=lambda t: -t[0])
@@ -142,8 +143,9 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
         await add_snippets(store, hits[0].match if hits else "", answer["results"])
     progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
     meaning_state: dict[str, Any] = {"state": progress["state"], "pending": progress["pending"]}
-    second = progress.get("deep")
-    if isinstance(second, dict):  # the second model, which reranks (server.meaning.deep)
-        meaning_state["deep"] = {"state": second["state"], "pending": second["pending"]}
+    for key in ("deep", "third"):  # the second model, which reranks, and the third voice (server.meaning)
+        voice = progress.get(key)
+        if isinstance(voice, dict):
+            meaning_state[key] = {"state": voice["state"], "pending": voice["pending"]}
     answer["meaning"] = meaning_state
     return answer

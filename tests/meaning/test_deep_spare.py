@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from server import appkeys
-from server.meaning import deep, minilm
+from server.meaning import minilm, voice
 from server.meaning import model as model_mod
 from server.meaning.items import item_text
 from server.quiet import Quiet
@@ -128,7 +128,7 @@ async def test_a_spare_thread_that_gets_no_cpu_holds_back_its_own_batch_only(set
                 break
             await asyncio.sleep(0.05)
         held = spare.texts
-        assert 0 < held <= deep.BATCH
+        assert 0 < held <= voice.BATCH
         assert await read() == len(NOTES) - held
         await asyncio.sleep(0.5)
         assert await read() == len(NOTES) - held  # the held batch is not read by the other thread meanwhile

