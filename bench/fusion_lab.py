@@ -155,6 +155,11 @@ def main() -> int:
                 e_on_s = sm + (e - em) * (sp - sm) / (ep - em)  # e5's cosine on the static model's scale
                 rules[f"mean(e5, second), {scale}"] = np.where(reads, base, (e_on_s + dd) / 2)
                 rules[f"e5 alone, {scale}"] = np.where(reads, base, e_on_s)
+                if scale.startswith("fixed static"):
+                    for w in (0.6, 0.7, 0.8):  # e5 weighed more than the second model
+                        rules[f"{w} e5 + {1 - w:.1f} second, {scale}"] = np.where(
+                            reads, base, w * e_on_s + (1 - w) * dd
+                        )
         group = "cross-language" if q.get("target_language") else q["kind"]
         for rule, score in rules.items():
             table.setdefault((qs, group, rule), []).append(rank_of(urls, score, q["target"]))

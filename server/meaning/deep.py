@@ -67,6 +67,17 @@ def mixed(static: float, deep: float | None, third: float | None = None) -> floa
     return mean if deep >= RELATED else min(static, mean)
 
 
+# the candidates' vectors of this model, to rescore them: no item is answered from these reads
+_VECTORS_SQL = {
+    "fact": "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
+    "chunk": "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+}
+# every vector of this model, a page at a time: its own scan's bits (server.meaning.deep_scan)
+_LOAD_SQL = {
+    "fact": "SELECT fact_id, vec FROM deep_fact_vectors WHERE fact_id > ? ORDER BY fact_id LIMIT 5000",
+    "chunk": "SELECT chunk_id, vec FROM deep_chunk_vectors WHERE chunk_id > ? ORDER BY chunk_id LIMIT 5000",
+}
+_COUNT_SQL = "SELECT (SELECT COUNT(*) FROM deep_fact_vectors) + (SELECT COUNT(*) FROM deep_chunk_vectors)"
 # the second model's voice: a vector of every item (its windows')
 SECOND = Voice(
     name=minilm.NAME,
@@ -74,6 +85,9 @@ SECOND = Voice(
     available=minilm.available,
     load=minilm.model,
     embed=lambda texts: list(minilm.model().embed_windows(texts)),
+    vectors_sql=_VECTORS_SQL,
+    load_sql=_LOAD_SQL,
+    count_sql=_COUNT_SQL,
 )
 
 
@@ -143,21 +157,21 @@ def rescored(
     model (`mixed`)."""
     if not ranked:
         return ranked
-    rows = con.execute(SECOND.vectors_sql(item), (json_ids([i for _s, i in ranked]),)).fetchall()
+    rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
     vector = query.result() if isinstance(query, Future) else query  # computed meanwhile
     if vector is None:
         return ranked
     have = {i for _s, i in ranked}
     own = [i for i in its_own(vector) if i not in have or i in estimated] if its_own is not None else []
     if own:
-        rows += con.execute(SECOND.vectors_sql(item), (json_ids([i for i in own if i not in have]),)).fetchall()
+        rows += con.execute(_VECTORS_SQL[item], (json_ids([i for i in own if i not in have]),)).fetchall()
         ranked = _with_read(ranked, static_of(own))
     voiced: dict[int, float] = {}  # the third voice's cosines, of the items it holds
     if third is not None:
         ranked, voiced = third.scored(con, item, ranked)
         unread = [i for i in voiced if i not in have and i not in set(own)]  # its own nearest: their vectors
         if unread:
-            rows += con.execute(SECOND.vectors_sql(item), (json_ids(unread),)).fetchall()
+            rows += con.execute(_VECTORS_SQL[item], (json_ids(unread),)).fetchall()
     deep: dict[int, float] = {}
     if rows:
         deep = dict(zip([int(r[0]) for r in rows], nearest_window([r[1] for r in rows], vector), strict=True))

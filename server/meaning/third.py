@@ -57,12 +57,26 @@ def _load() -> e5.E5:
     return e5.model()
 
 
+# its vectors of candidates, to score them (their items are read through the visibility rule)
+_VECTORS_SQL = {
+    "fact": "SELECT fact_id, vec FROM e5_fact_vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
+    "chunk": "SELECT chunk_id, vec FROM e5_chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+}
+# every vector of it, a page at a time: its own scan's bits and sample
+_LOAD_SQL = {
+    "fact": "SELECT fact_id, vec FROM e5_fact_vectors WHERE fact_id > ? ORDER BY fact_id LIMIT 5000",
+    "chunk": "SELECT chunk_id, vec FROM e5_chunk_vectors WHERE chunk_id > ? ORDER BY chunk_id LIMIT 5000",
+}
+_COUNT_SQL = "SELECT (SELECT COUNT(*) FROM e5_fact_vectors) + (SELECT COUNT(*) FROM e5_chunk_vectors)"
 THIRD = Voice(
     name=e5.NAME,
     prefix="e5",
     available=e5.available,
     load=_load,
     embed=embed,
+    vectors_sql=_VECTORS_SQL,
+    load_sql=_LOAD_SQL,
+    count_sql=_COUNT_SQL,
     centre=lambda: e5.model().centre,
     sample=SAMPLE,
 )
@@ -98,7 +112,7 @@ class Ask:
         held = self.scan.holding(item, [i for _s, i in ranked])
         if not held:
             return ranked, {}
-        rows = con.execute(THIRD.vectors_sql(item), (json_ids(held),)).fetchall()
+        rows = con.execute(_VECTORS_SQL[item], (json_ids(held),)).fetchall()
         if not rows:
             return ranked, {}
         cosines = np.asarray(deep.nearest_window([r[1] for r in rows], vector), np.float32)

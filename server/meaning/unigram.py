@@ -4,7 +4,7 @@ path, the first candidate kept on a tie, a character no piece covers as the unkn
 lowest score less 10, runs of unknown pieces fused into one), which for multilingual-e5-small's
 250k pieces holds a trie of ~270 MB; this holds the pieces as sorted fixed-width arrays, one per
 length (~10 MB), and finds every piece of a text with one binary search per length.
-tests/meaning/test_unigram.py compares the two.
+tests/meaning/test_e5.py compares the two.
 """
 
 from __future__ import annotations

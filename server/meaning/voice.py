@@ -35,6 +35,12 @@ class Voice:
     available: Callable[[], bool]
     load: Callable[[], object]  # its model (and what it needs), loaded once per process
     embed: Callable[[list[str]], list[model_mod.Vectors | None]]  # per text its windows' vectors, or None
+    # its reads, literal SQL per item (tests/test_visibility_readers.py reads them): the vectors of
+    # these items (to rescore candidates whose items are read through the visibility rule), every
+    # vector a page at a time (its scan's bits), and how many it holds; no item is answered from them
+    vectors_sql: dict[str, str]
+    load_sql: dict[str, str]
+    count_sql: str
     centre: Callable[[], model_mod.Vectors | None] = lambda: None  # its scan's bits around it
     sample: int = 0  # windows its scan keeps as vectors (DeepScan)
 
@@ -46,18 +52,6 @@ class Voice:
 
     def dequeue_sql(self) -> str:
         return f"DELETE FROM {self.prefix}_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"  # noqa: S608
-
-    def load_sql(self, item: str) -> str:
-        """Every vector of it, a page at a time: its own scan's bits."""
-        column = _COLUMN[item]
-        return f"SELECT {column}, vec FROM {self.table(item)} WHERE {column} > ? ORDER BY {column} LIMIT 5000"  # noqa: S608
-
-    def vectors_sql(self, item: str) -> str:
-        """The vectors of these items: no item is answered from this read (their items are read
-        through the visibility rule)."""
-        column = _COLUMN[item]
-        sql = f"SELECT {column}, vec FROM {self.table(item)} WHERE {column} IN (SELECT value FROM json_each(?))"  # noqa: S608
-        return sql
 
 
 class VoiceLane:
@@ -113,14 +107,13 @@ class VoiceLane:
 
     async def _load_scan(self) -> None:
         """The bits of every window read so far (not when the store holds more than the scan keeps)."""
-        fact, chunk = self.voice.table("fact"), self.voice.table("chunk")
-        counted = await self.store.fetchone(f"SELECT (SELECT COUNT(*) FROM {fact}) + (SELECT COUNT(*) FROM {chunk})")  # noqa: S608
+        counted = await self.store.fetchone(self.voice.count_sql)
         if counted and int(counted[0]) > deep_scan.MAX_ITEMS:
             self.scan.too_many()
             return
         for item in ITEMS:
             after = 0
-            while rows := await self.store.fetchall(self.voice.load_sql(item), (after,)):
+            while rows := await self.store.fetchall(self.voice.load_sql[item], (after,)):
                 self.scan.add(item, [(int(r[0]), bytes(r[1])) for r in rows])
                 after = int(rows[-1][0])
 
