@@ -93,13 +93,18 @@ def timed_sql(fn: Callable[..., None], con: sqlite3.Connection, args: Sequence[t
 async def wait_for_vectors(base: str, headers: dict[str, str]) -> dict[str, Any]:
     """The server builds the vectors of every item (server.meaning.embedder), then their
     partitions (server.meaning.partitions), in the background on its first start over this
-    store: wait for both, and time them."""
+    store, and loads the second model and the third voice: wait for all, and time them."""
     t0 = time.perf_counter()
     async with aiohttp.ClientSession(headers=headers) as session:
         while True:
             async with session.get(base + "/api/health") as r:
                 meaning = (await r.json())["meaning"]
-            if meaning["state"] == "failed" or (meaning["state"] == "ready" and meaning.get("index") != "partitioning"):
+            voices = [meaning.get(k, {}).get("state", "off") for k in ("deep", "third")]  # loaded, built
+            if meaning["state"] == "failed" or (
+                meaning["state"] == "ready"
+                and meaning.get("index") != "partitioning"
+                and all(v in ("ready", "off", "failed") for v in voices)
+            ):
                 return {**meaning, "build_s": time.perf_counter() - t0}
             await asyncio.sleep(1)
 

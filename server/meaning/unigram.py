@@ -3,7 +3,8 @@ pieces as the `tokenizers` library's Unigram model gives (its encode_optimized: 
 path, the first candidate kept on a tie, a character no piece covers as the unknown piece at the
 lowest score less 10, runs of unknown pieces fused into one), which for multilingual-e5-small's
 250k pieces holds a trie of ~270 MB; this holds the pieces as sorted fixed-width arrays, one per
-length (~10 MB), and finds every piece of a text with one binary search per length.
+length (~10 MB, built from the model file's arrays without a Python string per piece), and finds
+every piece of a text with one binary search per length.
 tests/meaning/test_e5.py compares the two.
 """
 
@@ -12,21 +13,26 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from server.meaning.e5_file import Vocabulary
+
 UNK_PENALTY = 10.0
 
 
 class Unigram:
-    def __init__(self, pieces: list[str], scores: list[float], unk_id: int) -> None:
+    def __init__(self, vocabulary: Vocabulary, unk_id: int) -> None:
         self.unk_id = unk_id
-        self.unk_score = min(scores) - UNK_PENALTY
-        self.scores = np.asarray(scores, np.float64)
-        last = {p: i for i, p in enumerate(pieces) if p}  # a piece listed twice: its last id
-        self.longest = max(map(len, last), default=0)
+        self.scores = vocabulary.scores.astype(np.float64)
+        self.unk_score = float(self.scores.min()) - UNK_PENALTY
+        codes, starts, lengths = vocabulary.codes, vocabulary.starts, vocabulary.lengths
+        self.longest = int(lengths.max(initial=0))
         self._tables: list[tuple[npt.NDArray[np.str_], npt.NDArray[np.int64]]] = []
         for length in range(1, self.longest + 1):
-            of_length = sorted((p, i) for p, i in last.items() if len(p) == length)
-            table = np.array([p for p, _i in of_length], dtype=f"<U{length}")
-            self._tables.append((table, np.array([i for _p, i in of_length], np.int64)))
+            ids = np.flatnonzero(lengths == length)
+            table = np.ascontiguousarray(codes[starts[ids][:, None] + np.arange(length)]).view(f"<U{length}").ravel()
+            order = np.argsort(table, kind="stable")  # a piece listed twice: its ids in order
+            table, ids = table[order], ids[order]
+            last = np.append(table[1:] != table[:-1], True)  # ... and the last one kept
+            self._tables.append((table[last], ids[last].astype(np.int64)))
 
     def encode(self, text: str) -> list[int]:
         """The ids of the best path through the text's pieces."""

@@ -45,8 +45,11 @@ def test_its_tokenizer_gives_the_tokenizers_librarys_pieces() -> None:
     from tokenizers import Tokenizer, models
 
     f = e5_file.read(e5.model_file())
-    library = Tokenizer(models.Unigram(list(zip(f.pieces, f.scores.tolist(), strict=True)), unk_id=f.special["unk"]))
-    ours = Unigram(f.pieces, f.scores.tolist(), f.special["unk"])
+    pieces = f.vocabulary.pieces()
+    assert len(pieces) > 250_000 and pieces[f.special["unk"]] == "<unk>"
+    scores = f.vocabulary.scores.tolist()
+    library = Tokenizer(models.Unigram(list(zip(pieces, scores, strict=True)), unk_id=f.special["unk"]))
+    ours = Unigram(f.vocabulary, f.special["unk"])
     texts = [*TEXTS, "", " ", "a" * 300, "<s> </s> <unk>", "\x01\x02abc", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 😀😀 ☃", "東京の寿司屋" * 40]
     rng = np.random.default_rng(2)
     alphabet = list("abcdefghijklmnopqrstuvwxyz  éüßøæ東京の寿司屋😀-'.,0123456789")
