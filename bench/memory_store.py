@@ -185,16 +185,17 @@ def build(db: Path, items: int, seed: int = 7) -> dict[str, Any]:
 
 def synthetic_deep_vectors(db: Path, seed: int = 5) -> tuple[int, int]:
     """Every item's vector of the second model (server.meaning.deep) as a random int8 vector, and
-    the third voice's (server.meaning.third) for each item the second model does not read (its
-    own rule, `deep.reads`, on each item's text), both queues emptied: those models read ~100 and
+    the third voice's (server.meaning.third) for each item it speaks for (its own rule,
+    `third.reads`, on each item's text), both queues emptied: those models read ~100 and
     ~40 items a second, so 1M real ones would take hours of CPU. For the lookups' latency and the
     server's memory only (the rerank reads and scores them like real ones); the quality is
     bench_search_quality.py's, on real vectors. How many of each were written."""
     import asyncio
 
-    from server.meaning import deep, minilm
+    from server.meaning import minilm
     from server.meaning.items import ITEMS, TEXT_SQL, item_text
     from server.meaning.third import THIRD
+    from server.meaning.third import reads as third_reads
     from server.meaning.voice import Voice
 
     async def migrated() -> None:  # a store of an older build: what its migrations queue comes first
@@ -233,7 +234,7 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> tuple[int, int]:
     from server.meaning.deep import SECOND
 
     second = fill(SECOND, None)
-    third = fill(THIRD, lambda text: not deep.reads(text))
+    third = fill(THIRD, third_reads)
     con.close()
     return second, third
 
