@@ -97,7 +97,11 @@ def main() -> int:
         print(f"skipped: no reference corpora at {REFERENCE}")
         return 0
     urls, texts = corpus()
-    queries = [q for q in json.loads(QUERIES.read_text("utf-8"))["queries"] if q["kind"] == "paraphrase"]
+    queries = [
+        q
+        for q in json.loads(QUERIES.read_text("utf-8"))["queries"]
+        if q["kind"] == "paraphrase" and not q.get("target_language")  # the same language, as measured before
+    ]
     targets = [normalise_url(q["target"]) for q in queries]
     rows: list[dict[str, Any]] = []
     m, load_s, _ = timed(model_mod.Model)

@@ -53,7 +53,8 @@ class Corpus:
         ids: dict[str, int] = {}
         self.url_of = np.array([ids.setdefault(u, len(ids)) for u in self.urls])
         self.url_ids = ids
-        self.queries = json.loads(QUERIES.read_text("utf-8"))["queries"]
+        # the same-language queries, as measured before the cross-language ones (`target_language`) were added
+        self.queries = [q for q in json.loads(QUERIES.read_text("utf-8"))["queries"] if not q.get("target_language")]
 
     def evaluate(self, kind: str, score: Scorer) -> dict[str, float]:
         qs = [q for q in self.queries if q["kind"] == kind]
