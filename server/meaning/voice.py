@@ -97,11 +97,11 @@ class VoiceLane:
         before the static model's queue is empty: a large build's memory is given back first."""
         try:
             await asyncio.get_running_loop().run_in_executor(executor, self._load)
+            await self._load_scan(executor)  # (which loads the third voice's model, holding vectors of it)
         except Exception as e:  # search by the static model goes on; health says why
             log.exception("the embedding model %s did not load", self.voice.name)
             self.state, self.error = "failed", f"{type(e).__name__}: {e}"
             return
-        await self._load_scan(executor)
         self.pending = await self._queued()
         self.state = "building" if self.pending else "ready"
 

@@ -152,3 +152,18 @@ def test_status_says_how_far_the_third_voice_is() -> None:
     assert line.endswith(f"third voice ({e5.NAME}): building, 56,706 items to go"), line
     off = meaning_line({**base, "third": {"state": "off", "off": "not installed"}})
     assert off.endswith("third voice: not installed (items in other languages are found by their words only)"), off
+
+
+async def test_a_model_that_fails_to_load_stops_only_the_third_voice(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> e5.E5:
+        raise e5.minilm.ModelMissing("building multilingual-e5-small's graph failed: test")
+
+    monkeypatch.setattr(e5, "model", broken)
+    await store_notes(api)
+    await built(api)
+    progress = api.app[appkeys.EMBEDDER].progress()
+    assert progress["third"]["state"] == "failed" and "graph failed" in progress["third"]["error"]
+    assert progress["deep"]["state"] == "ready" and progress["state"] == "ready"  # the others go on
+    assert await count(api, "SELECT COUNT(*) FROM e5_fact_vectors") == 0
+    found = await meaning_texts(api, QUERY)  # search by meaning answers, without it
+    assert found and found[0] != TARGET
