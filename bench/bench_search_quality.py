@@ -252,11 +252,9 @@ async def measure(server: ServerProcess, repeat: int, queries: list[dict[str, An
                     await health.read()
                 floor.append((time.perf_counter() - t0) * 1000)
             rows.append(row)
-    # queries whose target is written in another language (`target_language`) on their own, not
-    # with their kind (paraphrase: the same language), so each figure says which it is
-    crossed = [r for r in rows if r.get("target_language")]
-    kinds = sorted({r["kind"] for r in rows if not r.get("target_language")})
-    groups = {kind: [r for r in rows if r["kind"] == kind and not r.get("target_language")] for kind in kinds}
+    crossed = [r for r in rows if r.get("target_language")]  # a target in another language: on its own
+    same = [r for r in rows if not r.get("target_language")]
+    groups = {kind: [r for r in same if r["kind"] == kind] for kind in sorted({r["kind"] for r in same})}
     if crossed:
         groups[CROSS_LANGUAGE] = crossed
     out: dict[str, Any] = {"queries": len(rows), "panel_limit": PANEL_LIMIT, "kinds": list(groups)}
