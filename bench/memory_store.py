@@ -193,7 +193,7 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> tuple[int, int]:
     import asyncio
 
     from server.meaning import minilm
-    from server.meaning.items import ITEMS, TEXT_SQL, item_text
+    from server.meaning.items import COLUMN, ITEMS, TEXT_SQL, item_text
     from server.meaning.third import THIRD
     from server.meaning.third import reads as third_reads
     from server.meaning.voice import Voice
@@ -210,7 +210,7 @@ def synthetic_deep_vectors(db: Path, seed: int = 5) -> tuple[int, int]:
         written = 0
         for item in ITEMS:
             after = 0
-            column = "fact_id" if item == "fact" else "chunk_id"
+            column = COLUMN[item]
             while ids := [r[0] for r in con.execute(
                 f"SELECT id FROM {voice.prefix}_queue WHERE item = ? AND id > ? ORDER BY id LIMIT 50000",  # noqa: S608
                 (item, after),

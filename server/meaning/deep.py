@@ -169,7 +169,8 @@ def rescored(
     voiced: dict[int, float] = {}  # the third voice's cosines, of the items it holds
     if third is not None:
         ranked, voiced = third.scored(con, item, ranked)
-        unread = [i for i in voiced if i not in have and i not in set(own)]  # its own nearest: their vectors
+        asked = have | set(own)  # whose vectors of this model were read above
+        unread = [i for i in voiced if i not in asked]  # its own nearest: their vectors
         if unread:
             rows += con.execute(_VECTORS_SQL[item], (json_ids(unread),)).fetchall()
     deep: dict[int, float] = {}

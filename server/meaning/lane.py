@@ -29,7 +29,7 @@ from server.meaning import model as model_mod
 from server.meaning.deep_scan import DeepScan
 from server.meaning.embedder import Embedder
 from server.meaning.index import CHUNK, FACT, BitIndex, Ids
-from server.meaning.items import ITEMS, json_ids
+from server.meaning.items import COLUMN, ITEMS, json_ids
 from server.memory.facts import ANSWER_COLUMNS
 from server.store.db import Store
 from server.textcaps import cap
@@ -58,9 +58,9 @@ _ITEM_VECTORS_SQL = {
     FACT: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?))",
     CHUNK: "SELECT id, vec, fact_id, chunk_id FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
 }
-# a kind's column in the vectors table and its name where items are named ("fact", "chunk")
-_COLUMN = {FACT: "fact_id", CHUNK: "chunk_id"}
+# a kind's name where items are named ("fact", "chunk"), and its column in the vectors tables
 _ITEM = {FACT: ITEMS[0], CHUNK: ITEMS[1]}
+_COLUMN = {kind: COLUMN[item] for kind, item in _ITEM.items()}
 _FACT_ROWS_SQL = f"""
 SELECT {ANSWER_COLUMNS}
 FROM facts f WHERE f.id IN (SELECT value FROM json_each(:ids)) AND {visible("facts", "f")}

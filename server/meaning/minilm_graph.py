@@ -22,7 +22,7 @@ OPSET = 17
 
 def feed_forward_outputs(layers: int) -> list[str]:
     """The MatMuls whose input is the GELU's output (wide-ranging values), by name: left in full
-    floats when the graph is quantised (server.meaning.minilm.graph_file)."""
+    floats when the graph is quantised (server.meaning.graph_build)."""
     return [f"ffn_out_{layer}" for layer in range(layers)]
 
 
@@ -70,7 +70,7 @@ def build(weights: dict[str, npt.NDArray[Any]], *, word_table: bool = True) -> b
     """The serialized graph (a model of ~90 MB: the weights are in it). As many layers as the
     weights hold (`encoder.layer.N.`). Without `word_table`, the graph starts after the word
     lookup: its input is `embeds` [batch, seq, 384], the tokens' rows of a table kept outside
-    (bench/e5_onnx.py: multilingual-e5-small, whose 250k rows stay in their file)."""
+    (server.meaning.e5: multilingual-e5-small, whose 250k rows stay in their file)."""
     g = _Graph(weights)
     layers = sum(
         1 for key in weights if key.startswith("encoder.layer.") and key.endswith(".attention.self.query.weight")

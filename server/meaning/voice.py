@@ -3,8 +3,8 @@ window, built in the background from its own queue (`{prefix}_queue`, filled by 
 own tables (`{prefix}_fact_vectors`, `{prefix}_chunk_vectors`), in batches off the event loop,
 resumably; and its own scan of their sign bits (server.meaning.deep_scan). The second model
 (server.meaning.deep) speaks for every item; the third (server.meaning.third) only for the items
-the second does not read, and keeps no vector for the others (its `embed` gives None for them: a
-vector it held of an item that changed is deleted).
+the second does not read and e5 does (`third.reads`), and keeps no vector for the others (its
+`embed` gives None for them: a vector it held of an item that changed is deleted).
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from server import heap
 from server.meaning import deep_scan
 from server.meaning import model as model_mod
 from server.meaning.deep_scan import DeepScan
-from server.meaning.items import ITEMS, Key, dequeue, item_texts, take
+from server.meaning.items import COLUMN, ITEMS, Key, dequeue, item_texts, take
 from server.store.db import Store
 
 log = logging.getLogger("wherefrom")
 BATCH = 16  # items a step: ~0.15 s of one core (the second model), so the static model's queue waits little behind it
-_COLUMN = {"fact": "fact_id", "chunk": "chunk_id"}
 
 
 @dataclass(frozen=True)
@@ -202,7 +201,7 @@ class VoiceLane:
             # a changed item is still queued (its trigger re-queued it), for a later batch
             fresh = [(k, b) for k, b in zip(keys, blobs, strict=True) if now.get(k) == texts[k]]
             for item in ITEMS:
-                table, column = self.voice.table(item), _COLUMN[item]
+                table, column = self.voice.table(item), COLUMN[item]
                 await conn.executemany(
                     f"INSERT OR REPLACE INTO {table}({column}, model, vec) VALUES (?, ?, ?)",  # noqa: S608
                     [(i, self.voice.name, blob) for (kind, i), blob in fresh if kind == item and blob is not None],
