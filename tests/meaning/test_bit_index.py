@@ -50,3 +50,17 @@ def test_full_reach_is_an_exact_scan_in_every_layout(monkeypatch: pytest.MonkeyP
         every, _bits, everything_all = index.scanned(query_vec, kind, 1.0)
         assert not everything and everything_all and len(few) < len(every) == len(of_kind)
         assert sorted(every.tolist()) == sorted((of_kind + 1).tolist())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_top_k_is_the_k_smallest_distances_the_first_of_equal_ones_first(seed: int) -> None:
+    """index_mod.top_k against a full stable sort, on distances with many ties (a few distinct
+    values, or the spread of real Hamming distances), every k from none to more than there are."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3_000))
+    spread = [3, 20, 257][seed % 3]
+    dist = (rng.binomial(256, 0.5, n) % spread if spread < 257 else rng.binomial(256, 0.5, n)).astype(np.int32)
+    for k in (0, 1, 2, int(rng.integers(1, n + 1)), n - 1, n, n + 5):
+        got = index_mod.top_k(dist, k)
+        assert got.dtype == np.intp
+        assert got.tolist() == np.argsort(dist, kind="stable")[: max(k, 0)].tolist(), (n, k)
