@@ -39,8 +39,8 @@ def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> n
     word by word ((WORDS, n): a word's row is contiguous, so each XOR runs over one stretch of
     memory; a (n, WORDS) array broadcast against the query took 4x as long). All the words in one
     XOR and one count, then their rows added (a word at a time, three calls each, took 1.25x as
-    long over a page-match's ~45k vectors at 1M items). int32 because numpy's argpartition is 4x
-    slower on uint16."""
+    long over a page-match's ~45k vectors at 1M items). int32: what top_k counts (numpy's
+    argpartition, which it used before, was 4x slower on uint16)."""
     counts = np.bitwise_count(columns ^ query[:, None])
     out: npt.NDArray[np.int32] = counts[0].astype(np.int32)
     for word in range(1, len(counts)):  # WORDS here; the second model's bits have more
@@ -51,8 +51,9 @@ def hamming(columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]) -> n
 def top_k(dist: npt.NDArray[np.int32], k: int) -> npt.NDArray[np.intp]:
     """The positions of the k smallest distances, smallest first, of equal ones the first
     (np.argsort(dist, kind="stable")[:k]). Hamming distances are small integers, so the k-th
-    smallest is found by counting them: over a page-match's ~45k at 1M items 0.10-0.29 ms, where
-    np.argpartition took 0.87-0.90 (and chose among equal distances at the cut as it fell)."""
+    smallest is found by counting them. np.argpartition took 0.42 ms of a page-match's ~2.2 at 1M
+    items (and chose among equal distances at the cut as it fell); the related tier's lookup went
+    2.0-2.2 -> 1.8 ms (bench/README, twelfth pass)."""
     k = min(k, len(dist))
     if k <= 0:
         return np.zeros(0, np.intp)
