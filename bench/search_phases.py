@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory_store import prose_queries  # noqa: E402
+from memory_store import pct, prose_queries  # noqa: E402
 
 from server import heap  # noqa: E402
 from server.governance import visibility  # noqa: E402
@@ -70,11 +70,6 @@ def wrap(record: Record, owner: Any, name: str, label: str) -> None:
             record.append((label, t0, time.perf_counter(), time.thread_time() - c0))
 
     setattr(owner, name, timed)
-
-
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
 async def main(data_dir: Path, n: int, rounds: int) -> None:

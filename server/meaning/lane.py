@@ -12,7 +12,6 @@ visible ones out. Scores are cosines in [-1, 1].
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import sqlite3
 from collections.abc import Sequence
@@ -72,12 +71,6 @@ FROM document_chunks c JOIN documents d ON d.id = c.document_id
 WHERE c.id IN (SELECT value FROM json_each(:ids)) AND {visible("document_chunks", "c")}
   AND {visible("documents", "d")}
 """  # noqa: S608 - built by visible()
-
-
-async def embed_query(text: str) -> model_mod.Vectors:
-    """The query's vector (off the event loop; a query is short: well under a millisecond)."""
-    vectors: model_mod.Vectors = await asyncio.to_thread(_embed_one, text)
-    return vectors
 
 
 def start_deep_query(embedder: Embedder, text: str) -> DeepQuery | None:
@@ -301,4 +294,4 @@ def chunk_hit(row: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["CHUNK", "FACT", "chunk_hit", "embed_query", "nearest", "nearest_in"]
+__all__ = ["CHUNK", "FACT", "chunk_hit", "nearest", "nearest_in"]

@@ -61,8 +61,9 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
         return []
     deep_query = lane.start_deep_query(embedder, q)  # computed while the static model's scan runs
     third_ask = lane.start_third_query(embedder, q) if deep_query is not None else None  # and the third's
-    # the static model's vector of the query (~0.03 ms) is computed in each lookup's own hop: a hop
-    # of its own before them put ~1.5-2 ms of waiting for threads on every search's path
+    # the static model's vector of the query (~0.03 ms) is computed in each lookup's own hop (one
+    # thread hop less a search; at 1M the lookups then start earlier and wait as long for a core:
+    # bench/README, twelfth pass)
     facts, chunks = await asyncio.gather(
         lane.nearest(store, embedder, q, lane.FACT, limit, deep_query=deep_query, third_ask=third_ask),
         lane.nearest(store, embedder, q, lane.CHUNK, limit, deep_query=deep_query, third_ask=third_ask),
