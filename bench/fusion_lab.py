@@ -11,7 +11,9 @@ The e5 vectors are computed once (~5 min for the store's ~11k items, one thread)
 the store (D/wherefrom.db.e5s.npz). Rules use `deep.mixed` as served; "reads" is the second model's
 rule for queries (`deep.reads`: the share of words its vocabulary holds, at least KNOWN_WORDS)
 applied to each item's text; e5's cosine is put on the static model's scale by each query's median
-and 95th percentile over all items.
+and 95th percentile (its noise) under each model: over all items ("this query's"), fixed, or (as
+served: server.meaning.scale) over both models' windows of scale.SAMPLE items picked at random,
+SAMPLES times.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from bench.memory_store import install_visibility  # noqa: E402
 from server.governance.visibility import visible  # noqa: E402
 from server.meaning import deep, e5, minilm  # noqa: E402
 from server.meaning import model as model_mod  # noqa: E402
+from server.meaning import scale as scale_mod  # noqa: E402
 from server.meaning.items import item_text  # noqa: E402
 
 Arr = np.ndarray
+SAMPLES = 5  # random samples of the served scale's kind, each a rule
 
 
 def items(con: sqlite3.Connection) -> list[tuple[str, int, str, str]]:
@@ -122,13 +126,17 @@ def main() -> int:
     third = e5_vectors(rows, Path(f"{db}.e5s.npz")) if args.e5 else None
     n = len(rows)
     print(f"{n} items; {int((~reads).sum())} the second model does not read; e5 {'on' if third is not None else 'off'}")
-    asked = []  # (query set, query, static, second model, e5): each item's nearest window's cosine
+    # (query set, query, static, second model, e5: each item's nearest window's cosine; then the
+    # static model's and e5's cosine to each window)
+    asked = []
     for name in ("search_queries.json", "search_queries_heldout.json"):
         for q in json.loads((REPO / "bench" / name).read_text("utf-8"))["queries"]:
-            s = best(so, sv @ model_mod.model().embed([q["q"]]).reshape(-1), n)
+            sw = sv @ model_mod.model().embed([q["q"]]).reshape(-1)  # its cosine to each window
+            ew = third[1] @ e5.model().query(q["q"]) if third is not None else None
+            s = best(so, sw, n)
             d = best(do, dv @ mini.embed([q["q"]])[0], n) if deep.reads(q["q"]) else None
-            e = best(third[0], third[1] @ e5.model().query(q["q"]), n) if third is not None else None
-            asked.append((name.split("_")[-1], q, s, d, e))
+            e = best(third[0], ew, n) if third is not None and ew is not None else None
+            asked.append((name.split("_")[-1], q, s, d, e, sw, ew))
 
     # each model's noise: a query's median and 95th percentile over the items, and the medians of
     # those over the queries (the fixed scale a server could use, knowing no query's distribution)
@@ -141,17 +149,28 @@ def main() -> int:
         (sm, sp), (em, ep) = fixed
         print(f"noise median / p95: static {sm:.3f} / {sp:.3f}, e5 {em:.3f} / {ep:.3f}")
     table: dict[tuple[str, str, str], list[int]] = {}
-    for qs, q, s, d, e in asked:
+    rng = np.random.default_rng(0)
+    samples = []  # each: the static and e5 windows of scale.SAMPLE items picked at random
+    for _k in range(SAMPLES if third is not None else 0):
+        items_picked = rng.choice(n, scale_mod.SAMPLE, replace=False)
+        samples.append((np.isin(so, items_picked), np.isin(third[0], items_picked)))
+    for qs, q, s, d, e, sw, ew in asked:
         base = served(s, d)
         rules: dict[str, Arr] = {"served": base}
         if e is not None:
             dd = d if d is not None else s
-            for scale, ((sm, sp), (em, ep)) in (
+            scales = [
                 ("this query's", (noise(s), noise(e))),
                 ("fixed", fixed),
-                # what a server knows: e5's cosines to the items it reads (those the second model does not)
+                # what a server knew: e5's cosines to the items it reads (those the second model does not)
                 ("fixed static, e5 of its items", (fixed[0], noise(e[~reads]))),
-            ):
+            ]
+            # what it knows now (server.meaning.scale): both models' windows of the same random items
+            for k, picked in enumerate(samples):
+                scales.append(
+                    (f"sample {k + 1} of {scale_mod.SAMPLE} items", (noise(sw[picked[0]]), noise(ew[picked[1]])))
+                )
+            for scale, ((sm, sp), (em, ep)) in scales:
                 e_on_s = sm + (e - em) * (sp - sm) / (ep - em)  # e5's cosine on the static model's scale
                 rules[f"mean(e5, second), {scale}"] = np.where(reads, base, (e_on_s + dd) / 2)
                 rules[f"e5 alone, {scale}"] = np.where(reads, base, e_on_s)

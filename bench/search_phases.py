@@ -94,7 +94,7 @@ async def main(data_dir: Path, n: int, rounds: int) -> None:
     phases: dict[str, dict[str, list[tuple[float, float, float]]]] = {"asked": {}, "not asked": {}}
     for r in range(rounds * 2):
         mode = "asked" if r % 2 == 0 else "not asked"
-        third.ask = asked if mode == "asked" else (lambda _lane, _text: None)  # type: ignore[assignment]
+        third.ask = asked if mode == "asked" else (lambda _lane, _text, _scale=None: None)  # type: ignore[assignment]
         for q in queries[20:]:
             record.clear()
             t0, c0 = time.perf_counter(), time.process_time()

@@ -58,6 +58,8 @@ NOT_READERS = {
     "server/meaning/third.py:_LOAD_SQL": "loads the third voice's window bits into its own scan; answers no item",
     "server/meaning/third.py:_COUNT_SQL": "counts the third voice's vectors (its scan keeps at most so many)",
     "server/meaning/lane.py:_ITEM_VECTORS_SQL": "static vectors of the second model's own candidates; no item",
+    "server/meaning/scale.py:_ITEMS_SQL": "the items of a random sample of vectors, for the scale; answers no item",
+    "server/meaning/scale.py:_STATIC_SQL": "the sampled items' static vectors: a statistic, never a result",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }
 

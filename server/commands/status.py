@@ -34,6 +34,8 @@ def meaning_line(m: dict[str, Any]) -> str:
 
 def _voice_part(d: dict[str, Any], name: str, without: str) -> str:
     state = d.get("state")
+    if state == "building" and not d.get("pending") and str(d.get("scale", "")).startswith("taking"):
+        return f"{name} ({d.get('model')}): building, the scale of its cosines: {d['scale'][len('taking, ') :]}"
     if state == "building":
         return f"{name} ({d.get('model')}): building, {d.get('pending', 0):,} items to go"
     if state == "ready":

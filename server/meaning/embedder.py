@@ -31,6 +31,7 @@ from server.meaning import partitions
 from server.meaning.deep import DeepLane
 from server.meaning.index import CHUNK, FACT, UNASSIGNED, BitIndex
 from server.meaning.items import dequeue, item_texts, json_ids, take
+from server.meaning.scale import ScaleSample
 from server.meaning.third import ThirdLane
 from server.quiet import Quiet
 from server.store.db import Store, stop_background
@@ -62,7 +63,8 @@ class Embedder:
         self.settle_s = settle_s
         self.index = BitIndex()
         self.deep = DeepLane(store, enabled=second_model)  # the second model: its build follows this one's queue
-        self.third = ThirdLane(store, enabled=second_model)  # the third voice: after the second's queue
+        self.scale = ScaleSample(store, self.index)  # a query's scale by meaning, taken by the third voice
+        self.third = ThirdLane(store, self.scale, enabled=second_model)  # the third voice: after the second's queue
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
         # the second model's batches beside the executor's, while no one is asking (`quiet`; never
         # without one), on a thread that yields its core to any other, so a request that comes
@@ -95,7 +97,7 @@ class Embedder:
             "index": self._index_state(),
             "partitions": 0 if self.index.centroids is None else len(self.index.centroids),
             "deep": self.deep.progress(),
-            "third": self.third.progress(),
+            "third": {**self.third.progress(), "scale": self.scale.progress()},
             **({"error": self.error} if self.error else {}),
         }
 

@@ -82,7 +82,7 @@ def start_deep_query(embedder: Embedder, text: str) -> DeepQuery | None:
 def start_third_query(embedder: Embedder, text: str) -> third.Ask | None:
     """The third voice's part in a search the second model reads (server.meaning.third), its
     query vector being computed beside the second model's; None when it has nothing to say."""
-    return third.ask(embedder.third, text)
+    return third.ask(embedder.third, text, embedder.scale.scale)
 
 
 def _embed_one(text: str) -> model_mod.Vectors:
@@ -175,6 +175,7 @@ def _nearest(
                 estimated={i for _s, i in ranked} - read_items,
                 its_own=its_own,
                 third=third_ask,
+                static_scale=third_ask.static_noise(vector) if third_ask is not None else None,
             )
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the

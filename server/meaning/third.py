@@ -14,11 +14,13 @@ holding an e5 vector is scored by the mean of e5's cosine, put on the static mod
 second model's, in place of the static model's cosine (server.meaning.deep.rescored).
 
 e5's cosines sit in a narrow band (any two texts ~0.8), so they are put on the static model's scale
-(its cosine to unrelated items: median STATIC_NOISE[0], 95th percentile STATIC_NOISE[1], over the
-bench's queries) by the query's own median and 95th percentile over a random sample of e5's
-windows (its scan keeps SAMPLE). bench/fusion_lab.py measured the rule over every item of the three
-quality stores: held-out cross-language paraphrase r@1/5/10 0.00/0.05/0.05 -> 0.10/0.29/0.33, the
-tuned paraphrases unchanged.
+for the query: its median and 95th percentile cosine by each model to the same sample of the
+store (server.meaning.scale). Until that sample is taken: the static model's fixed noise
+(STATIC_NOISE, the medians over the bench's queries) and e5's over a random sample of its own
+windows (its scan keeps SAMPLE). bench/fusion_lab.py measured that first rule over every item of
+the three quality stores: held-out cross-language paraphrase r@1/5/10 0.00/0.05/0.05 ->
+0.10/0.29/0.33, the tuned paraphrases unchanged; the sample of the store's items takes r@10 on to
+0.48 (server.meaning.scale).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ import numpy as np
 
 from server.meaning import deep, e5, minilm
 from server.meaning import model as model_mod
+from server.meaning import scale as scale_mod
 from server.meaning.deep_scan import DeepScan
 from server.meaning.items import json_ids
+from server.meaning.scale import Scale, ScaleSample
 from server.meaning.voice import Voice, VoiceLane
 from server.store.db import Store
 
@@ -96,10 +100,10 @@ THIRD = Voice(
 )
 
 
-def ThirdLane(store: Store, *, enabled: bool = True) -> VoiceLane:  # noqa: N802 - what it makes
-    """The third voice's state and background build (driven by server.meaning.embedder); off with
-    the second model."""
-    return VoiceLane(store, THIRD, enabled=enabled, off_reason="off with the second model")
+def ThirdLane(store: Store, scale: ScaleSample, *, enabled: bool = True) -> VoiceLane:  # noqa: N802 - what it makes
+    """The third voice's state and background build (driven by server.meaning.embedder), the
+    scale's sample taken after its vectors; off with the second model."""
+    return VoiceLane(store, THIRD, enabled=enabled, off_reason="off with the second model", finish=scale)
 
 
 def start_query(text: str) -> Future[Vectors]:
@@ -113,12 +117,19 @@ class Ask:
 
     vector: Future[Vectors]  # the query's, being computed
     scan: DeepScan
+    scale: Scale | None = None  # both models' vectors of a sample of the store (server.meaning.scale)
+
+    def static_noise(self, static_query: Vectors) -> tuple[float, float]:
+        """The static model's noise for this query (its vector by the static model): over the
+        scale's sample, STATIC_NOISE until it is taken."""
+        return STATIC_NOISE if self.scale is None else scale_mod.noise(self.scale.static, static_query)
 
     def scored(
-        self, con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]]
+        self, con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]], static: tuple[float, float] | None
     ) -> tuple[list[tuple[float, int]], dict[int, float]]:
         """`ranked` with its own NEAREST windows' items added (their static cosine left out: -1),
-        and its cosine, on the static model's scale, of each of those items it holds."""
+        and its cosine, on the static model's scale for this query (`static`: `static_noise`;
+        STATIC_NOISE without it), of each of those items it holds."""
         vector = self.vector.result()
         have = {i for _s, i in ranked}
         if self.scan.scans:
@@ -130,25 +141,32 @@ class Ask:
         if not rows:
             return ranked, {}
         cosines = np.asarray(deep.nearest_window([r[1] for r in rows], vector), np.float32)
-        scaled = on_static_scale(cosines, vector, self.scan.sample, e5.model().reference).tolist()
+        scaled = on_static_scale(cosines, self.e5_noise(vector), static or STATIC_NOISE).tolist()
         return ranked, dict(zip([int(r[0]) for r in rows], scaled, strict=True))
 
+    def e5_noise(self, query: Vectors) -> tuple[float, float]:
+        """e5's noise for this query: over the scale's sample; until it is taken, over its own
+        windows' sample (its scan keeps SAMPLE), or its reference texts' while that is under
+        MIN_SAMPLE."""
+        if self.scale is not None:
+            return scale_mod.noise(self.scale.e5, query)
+        own = self.scan.sample
+        return scale_mod.noise(own if len(own) >= MIN_SAMPLE else e5.model().reference, query)
 
-def ask(lane: VoiceLane, text: str) -> Ask | None:
+
+def ask(lane: VoiceLane, text: str, scale: Scale | None = None) -> Ask | None:
     """The third voice's part in a search of `text`, its query vector started; None while it is
     off or holds no vector (a store of English only pays nothing for it)."""
     if not lane.on or not (lane.scan.items or lane.scan.over):
         return None
-    return Ask(start_query(text), lane.scan)
+    return Ask(start_query(text), lane.scan, scale)
 
 
-def on_static_scale(cosines: Vectors, query: Vectors, sample: Vectors, reference: Vectors) -> Vectors:
-    """e5's cosines to a query, put on the static model's scale: the query's median and 95th
-    percentile over the sample's windows (the `reference` texts' while the sample is under
-    MIN_SAMPLE) map to STATIC_NOISE's."""
-    around = (sample if len(sample) >= MIN_SAMPLE else reference) @ query
-    median, high = float(np.median(around)), float(np.percentile(around, 95))
-    low, top = STATIC_NOISE
+def on_static_scale(cosines: Vectors, e5_noise: tuple[float, float], static: tuple[float, float]) -> Vectors:
+    """e5's cosines to a query put on the static model's scale for it: e5's noise for the query
+    (median, 95th percentile) maps to the static model's."""
+    median, high = e5_noise
+    low, top = static
     out: Vectors = (low + (cosines - median) * (top - low) / max(high - median, 1e-6)).astype(np.float32)
     return out
 

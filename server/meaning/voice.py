@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from server import heap
 from server.meaning import deep_scan
@@ -54,12 +54,24 @@ class Voice:
         return f"DELETE FROM {self.prefix}_queue WHERE item = ? AND id IN (SELECT value FROM json_each(?))"  # noqa: S608
 
 
+class Finish(Protocol):
+    """What a voice builds once its queue is empty and it holds a vector (the third voice's:
+    server.meaning.scale); it is "building" meanwhile."""
+
+    def due(self) -> bool: ...
+
+    async def step(self, executor: Executor) -> int: ...  # a piece of it; how much (0: nothing to do)
+
+
 class VoiceLane:
     """A voice's state and background build (driven by server.meaning.embedder)."""
 
-    def __init__(self, store: Store, voice: Voice, *, enabled: bool = True, off_reason: str = "") -> None:
+    def __init__(
+        self, store: Store, voice: Voice, *, enabled: bool = True, off_reason: str = "", finish: Finish | None = None
+    ) -> None:
         self.store = store
         self.voice = voice
+        self.finish = finish
         self.state = "loading"  # -> building -> ready, or failed; "off" when it does not run:
         self.off_reason = ""
         if not enabled:
@@ -146,6 +158,21 @@ class VoiceLane:
         n = await self._guarded(executor)
         if not n and self._on_spare is not None:  # the queue's last batch is on the spare thread
             n = await asyncio.shield(self._on_spare)
+        if not n and self.finish is not None and (self.scan.items or self.scan.over) and self.finish.due():
+            n = await self._finishing(self.finish, executor)
+        return n
+
+    async def _finishing(self, finish: Finish, executor: Executor) -> int:
+        self.state = "building"
+        try:
+            n = await finish.step(executor)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # its vectors are built: it is ready without what would follow them
+            log.exception("the embedding model %s did not finish its build", self.voice.name)
+            self.finish, n = None, 0
+        if self.finish is None or not self.finish.due():
+            self.state = "ready"
         return n
 
     async def _spare_step(self, spare: Executor) -> int:
@@ -229,4 +256,4 @@ def _unclaimed(wanted: dict[str, list[int]], claimed: set[Key], batch: int) -> d
     return out
 
 
-__all__ = ["BATCH", "Voice", "VoiceLane"]
+__all__ = ["BATCH", "Finish", "Voice", "VoiceLane"]

@@ -8,6 +8,7 @@ only never asks it."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from server import appkeys
 from server.commands.status import meaning_line
 from server.meaning import deep, e5, third
+from server.meaning.deep_scan import DeepScan
 from tests.conftest import Api
 from tests.meaning.test_deep_lane import OTHERS, built, count, meaning_texts
 from tests.memory.test_memory_pagematch import add_document
@@ -131,18 +133,16 @@ def test_its_cosines_are_put_on_the_static_models_scale() -> None:
     rng = np.random.default_rng(3)
     query = rng.normal(size=e5.DIMS).astype(np.float32)
     query /= np.linalg.norm(query)
-    sample = rng.normal(size=(300, e5.DIMS)).astype(np.float32)
-    sample /= np.linalg.norm(sample, axis=1, keepdims=True)
-    around = sample @ query
-    median, high = float(np.median(around)), float(np.percentile(around, 95))
-    reference = -sample[:50]  # the other way round: its median and p95 differ
-    scaled = third.on_static_scale(np.array([median, high], np.float32), query, sample, reference)
-    assert scaled.tolist() == pytest.approx(list(third.STATIC_NOISE), abs=1e-5)
-    # too small a sample: the reference texts set the scale
-    around = reference @ query
-    ref_median, ref_high = float(np.median(around)), float(np.percentile(around, 95))
-    fixed = third.on_static_scale(np.array([ref_median, ref_high], np.float32), query, sample[:3], reference)
-    assert fixed.tolist() == pytest.approx(list(third.STATIC_NOISE), abs=1e-5)
+    e5_noise = (0.80, 0.83)
+    scaled = third.on_static_scale(np.array([0.80, 0.83, 0.86], np.float32), e5_noise, third.STATIC_NOISE)
+    low, top = third.STATIC_NOISE
+    assert scaled.tolist() == pytest.approx([low, top, top + (top - low)], abs=1e-5)
+    # its own windows too few (an empty scan): the reference texts set its noise
+    done: Future[np.ndarray] = Future()
+    done.set_result(query)
+    assert third.Ask(done, DeepScan(sample=0)).e5_noise(query) == pytest.approx(
+        (float(np.median(e5.model().reference @ query)), float(np.percentile(e5.model().reference @ query, 95)))
+    )
 
 
 def test_status_says_how_far_the_third_voice_is() -> None:

@@ -1,0 +1,121 @@
+"""The scale of a query's cosines by meaning, for putting the third voice's (e5) cosines on the
+static model's: both models' vectors of the same SAMPLE items of the store, picked at random
+(BitIndex.sample, a fixed seed), held in memory. A query's median and 95th percentile cosine over
+each model's windows of these items are that model's noise for this query
+(server.meaning.third.on_static_scale): an item e5 speaks for is put where an item of the same
+standing among the store's by e5 stands by the static model.
+
+Before it, the static model's noise was fixed (third.STATIC_NOISE, the median over the bench's
+queries) and e5's was measured over e5's own windows only (the Dutch and Japanese items): a query
+of common words, over every item by the static model, had its e5 items sink below the static
+model's noise, and one of rare words had them rise above it. bench/fusion_lab.py on seed 5's store
+(every item, the meaning lane alone), cross-language paraphrase r@10: held-out 0.31 -> 0.48 (five
+samples: 0.43-0.52), tuned 0.18 -> 0.36; the other kinds' r@10 as before but held-out typos (0.55 ->
+0.50, which the words lane finds).
+
+Taken in the background by the third voice's build once its queue is empty and it holds a vector
+(server.meaning.voice: `finish`), BATCH items a step on the embedder's thread (SAMPLE items cost
+~5 s of CPU: e5 reads each of their windows), and again each time the static model's index has
+doubled since (a store's first hundred notes do not speak for its millionth). Until then the scale
+is the fixed one. It is a statistic of the store, never a result and never written: an item
+deleted since stays in it until it is taken again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import numpy as np
+
+from server.meaning import e5, minilm
+from server.meaning import model as model_mod
+from server.meaning.index import BitIndex
+from server.meaning.items import ITEMS, Key, item_texts, json_ids
+from server.store.db import Store
+
+SAMPLE = 256  # items (bench/fusion_lab.py: 128, 256 and 512 gave the same recall; 128 varied more)
+BATCH = 16  # items a step (~0.3 s of one core)
+
+Vectors = model_mod.Vectors
+
+_ITEMS_SQL = "SELECT fact_id, chunk_id FROM vectors WHERE id IN (SELECT value FROM json_each(?))"
+_STATIC_SQL = {
+    "fact": "SELECT vec FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?)) AND model = ?",
+    "chunk": "SELECT vec FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?)) AND model = ?",
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    static: Vectors  # the sampled items' windows by the static model, unit vectors
+    e5: Vectors  # by e5, unit vectors (its windows are the second model's)
+
+
+def noise(sample: Vectors, query: Vectors) -> tuple[float, float]:
+    """A query's median and 95th percentile cosine to the sample's vectors."""
+    around = sample @ query
+    return float(np.median(around)), float(np.percentile(around, 95))
+
+
+def _passages(texts: list[str]) -> Vectors:
+    second = minilm.model()
+    windows = [w for t in texts for w in second.window_texts(t)]
+    return e5.model().passages(windows) if windows else np.zeros((0, e5.DIMS), np.float32)
+
+
+class ScaleSample:
+    def __init__(self, store: Store, index: BitIndex) -> None:
+        self.store, self.index = store, index
+        self.scale: Scale | None = None  # None until taken
+        self._of = 0  # the index's size when the last one was started
+        self._todo: list[Key] = []
+        self._static: list[Vectors] = []
+        self._e5: list[Vectors] = []
+
+    def due(self) -> bool:
+        """Whether it is being taken, or is to be (none yet, or the index has doubled since)."""
+        return bool(self._todo) or (len(self.index) > 0 and len(self.index) >= 2 * self._of)
+
+    def progress(self) -> str:
+        """ "none", "N windows" (taken), or "taking, N items to go"."""
+        if self._todo:
+            return f"taking, {len(self._todo)} items to go"
+        return "none" if self.scale is None else f"{len(self.scale.static)} windows"
+
+    async def step(self, executor: Executor) -> int:
+        """Read BATCH of the sample's items by both models (starting a sample when it is due); how
+        many items it read (0: nothing to do)."""
+        if not self._todo:
+            if not self.due():
+                return 0
+            self._of = len(self.index)
+            rows = await self.store.fetchall(_ITEMS_SQL, (json_ids(self.index.sample(SAMPLE)),))
+            self._todo = sorted({("fact", int(f)) if f is not None else ("chunk", int(c)) for f, c in rows})
+            self._static, self._e5 = [], []
+            if not self._todo:
+                return 0
+        batch, self._todo = self._todo[:BATCH], self._todo[BATCH:]
+        try:
+            await self._read(batch, executor)
+        except BaseException:  # this sample is given up (its caller says why)
+            self._todo, self._static, self._e5 = [], [], []
+            raise
+        if not self._todo:
+            static, passages = np.vstack(self._static), np.vstack(self._e5)
+            self.scale = Scale(static[np.any(static, axis=1)], passages) if len(static) and len(passages) else None
+            self._static, self._e5 = [], []
+        return len(batch)
+
+    async def _read(self, batch: list[Key], executor: Executor) -> None:
+        wanted = {item: [i for kind, i in batch if kind == item] for item in ITEMS}
+        for item in ITEMS:
+            if wanted[item]:
+                rows = await self.store.fetchall(_STATIC_SQL[item], (json_ids(wanted[item]), model_mod.NAME))
+                self._static.append(model_mod.from_int8([bytes(r[0]) for r in rows]))
+        texts = await item_texts(self.store, wanted)
+        self._e5.append(await asyncio.get_running_loop().run_in_executor(executor, _passages, list(texts.values())))
+
+
+__all__ = ["BATCH", "SAMPLE", "Scale", "ScaleSample", "noise"]
