@@ -8,10 +8,9 @@ standing among the store's by e5 stands by the static model.
 Before it, the static model's noise was fixed (third.STATIC_NOISE, the median over the bench's
 queries) and e5's was measured over e5's own windows only (the Dutch and Japanese items): a query
 of common words, over every item by the static model, had its e5 items sink below the static
-model's noise, and one of rare words had them rise above it. bench/fusion_lab.py on seed 5's store
-(every item, the meaning lane alone), cross-language paraphrase r@10: held-out 0.31 -> 0.48 (five
-samples: 0.43-0.52), tuned 0.18 -> 0.36; the other kinds' r@10 as before but held-out typos (0.55 ->
-0.50, which the words lane finds).
+model's noise, and one of rare words had them rise above it. Served (bench_search_quality.py,
+seeds 5 / 6 / 7), cross-language paraphrase r@10: held-out 0.33 / 0.38 / 0.38 -> 0.48 / 0.52 /
+0.48, tuned 0.18 / 0.27 / 0.09 -> 0.36; every other kind as before (bench/README, thirteenth pass).
 
 Taken in the background by the third voice's build once its queue is empty and it holds a vector
 (server.meaning.voice: `finish`), BATCH items a step on the embedder's thread (SAMPLE items cost
@@ -35,7 +34,7 @@ from server.meaning.index import BitIndex
 from server.meaning.items import ITEMS, Key, item_texts, json_ids
 from server.store.db import Store
 
-SAMPLE = 256  # items (bench/fusion_lab.py: 128, 256 and 512 gave the same recall; 128 varied more)
+SAMPLE = 256  # items (128, 256 and 512 gave the same mean recall, 128 varying more: bench/README, 13th pass)
 BATCH = 16  # items a step (~0.3 s of one core)
 
 Vectors = model_mod.Vectors
