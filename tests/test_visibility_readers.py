@@ -59,7 +59,7 @@ NOT_READERS = {
     "server/meaning/third.py:_COUNT_SQL": "counts the third voice's vectors (its scan keeps at most so many)",
     "server/meaning/lane.py:_ITEM_VECTORS_SQL": "static vectors of the second model's own candidates; no item",
     "server/meaning/scale.py:_ITEMS_SQL": "the items of a random sample of vectors, for the scale; answers no item",
-    "server/meaning/scale.py:_STATIC_SQL": "the sampled items' static vectors: a statistic, never a result",
+    "server/meaning/scale.py:_STATIC_SQL": "the static vectors of sampled items read as visible; a statistic",
     "server/store/upgrades.py:reindex_unspaced": "a migration step rewrites the indexed form of every row, hidden too",
 }
 

@@ -16,8 +16,9 @@ Taken in the background by the third voice's build once its queue is empty and i
 (server.meaning.voice: `finish`), BATCH items a step on the embedder's thread (SAMPLE items cost
 ~5 s of CPU: e5 reads each of their windows), and again each time the static model's index has
 doubled since (a store's first hundred notes do not speak for its millionth). Until then the scale
-is the fixed one. It is a statistic of the store, never a result and never written: an item
-deleted since stays in it until it is taken again.
+is the fixed one. It is a statistic of the items a search may show (read through the visibility
+rule), never a result and never written: an item hidden or deleted since stays in it until it is
+taken again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from server import heap
+from server.governance.visibility import visible
 from server.meaning import e5, minilm
 from server.meaning import model as model_mod
 from server.meaning.index import BitIndex
@@ -41,6 +43,16 @@ BATCH = 16  # items a step (~0.3 s of one core)
 Vectors = model_mod.Vectors
 
 _ITEMS_SQL = "SELECT fact_id, chunk_id FROM vectors WHERE id IN (SELECT value FROM json_each(?))"
+# of those, the ones a search may show: a forgotten item, or one of a site now `off`, is not read
+_VISIBLE_SQL = {
+    "fact": f"""
+SELECT f.id FROM facts f WHERE f.id IN (SELECT value FROM json_each(?)) AND {visible("facts", "f")}
+""",  # noqa: S608 - built by visible()
+    "chunk": f"""
+SELECT c.id FROM document_chunks c JOIN documents d ON d.id = c.document_id
+WHERE c.id IN (SELECT value FROM json_each(?)) AND {visible("document_chunks", "c")} AND {visible("documents", "d")}
+""",  # noqa: S608 - built by visible()
+}
 _STATIC_SQL = {
     "fact": "SELECT vec FROM vectors WHERE fact_id IN (SELECT value FROM json_each(?)) AND model = ?",
     "chunk": "SELECT vec FROM vectors WHERE chunk_id IN (SELECT value FROM json_each(?)) AND model = ?",
@@ -113,7 +125,11 @@ class ScaleSample:
         return len(batch)
 
     async def _read(self, batch: list[Key], executor: Executor) -> None:
-        wanted = {item: [i for kind, i in batch if kind == item] for item in ITEMS}
+        wanted = {}
+        for item in ITEMS:
+            ids = [i for kind, i in batch if kind == item]
+            shown = await self.store.fetchall(_VISIBLE_SQL[item], (json_ids(ids),)) if ids else []
+            wanted[item] = sorted(int(r[0]) for r in shown)
         for item in ITEMS:
             if wanted[item]:
                 rows = await self.store.fetchall(_STATIC_SQL[item], (json_ids(wanted[item]), model_mod.NAME))

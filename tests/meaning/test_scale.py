@@ -105,3 +105,24 @@ def test_the_scale_maps_its_noise_onto_the_static_models() -> None:
     assert without.e5_noise(query) == scale.noise(own.sample, query)
     mapped = third.on_static_scale(np.array([e5_median, e5_high], np.float32), (e5_median, e5_high), static)
     assert mapped.tolist() == pytest.approx(list(static), abs=1e-5)
+
+
+async def test_a_forgotten_item_is_not_read_into_it(api: Api) -> None:
+    ids = await store_notes(api)
+    await built(api)
+    embedder = api.app[appkeys.EMBEDDER]
+    sql = "SELECT vec FROM vectors WHERE fact_id = ?"
+    target = model_mod.from_int8([bytes(r[0]) for r in await api.store.fetchall(sql, (ids[TARGET],))])
+    assert np.isclose(embedder.scale.scale.static @ target[0], 1.0).any()  # control: it is in the first one
+    status, dry = await api.post("/api/forget", {"host": "werk.example", "dry_run": True})
+    assert status == 200, dry
+    status, _ = await api.post("/api/forget", {"host": "werk.example", "confirm": dry["confirm"]})
+    assert status == 200
+    for n in range(len(ids) + 1):  # the index doubles: it is taken again
+        status, _ = await api.post("/api/notes", {"url": f"https://more.example/{n}", "text": f"{OTHERS[n % 3]} ({n})"})
+        assert status == 201
+    await built(api)
+    taken = embedder.scale.scale
+    assert len(taken.static) == await count(api, "SELECT COUNT(*) FROM vectors") - len(target)
+    assert not np.isclose(taken.static @ target[0], 1.0).any()
+    assert len(taken.e5) == sum(len(minilm.model().window_texts(t)) for t in ids if t != TARGET) + len(ids) + 1
