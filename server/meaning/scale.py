@@ -15,8 +15,8 @@ seeds 5 / 6 / 7), cross-language paraphrase r@10: held-out 0.33 / 0.38 / 0.38 ->
 Taken in the background by the third voice's build once its queue is empty and it holds a vector
 (server.meaning.voice: `finish`), BATCH items a step on the embedder's thread (SAMPLE items cost
 ~5 s of CPU: e5 reads each of their windows), and again each time the static model's index has
-doubled since (a store's first hundred notes do not speak for its millionth). Until then the scale
-is the fixed one. It is a statistic of the items a search may show (read through the visibility
+doubled since (a store's first hundred notes do not speak for its millionth). Until then, and
+while a sample holds fewer than MIN_WINDOWS windows, the scale is the fixed one. It is a statistic of the items a search may show (read through the visibility
 rule), never a result and never written: an item hidden or deleted since stays in it until it is
 taken again.
 """
@@ -39,6 +39,7 @@ from server.store.db import Store
 
 SAMPLE = 256  # items (128, 256 and 512 gave the same mean recall, 128 varying more: bench/README, 13th pass)
 BATCH = 16  # items a step (~0.3 s of one core)
+MIN_WINDOWS = 32  # a sample of fewer windows (a store of a few notes) says little: the fixed scale stays
 
 Vectors = model_mod.Vectors
 
@@ -115,8 +116,13 @@ class ScaleSample:
             self._todo, self._static, self._e5 = [], [], []
             raise
         if not self._todo:
-            static, passages = np.vstack(self._static), np.vstack(self._e5)
-            self.scale = Scale(static[np.any(static, axis=1)], passages) if len(static) and len(passages) else None
+            static = np.vstack([model_mod.from_int8([]), *self._static])
+            static, passages = (
+                static[np.any(static, axis=1)],
+                np.vstack([np.zeros((0, e5.DIMS), np.float32), *self._e5]),
+            )
+            if min(len(static), len(passages)) >= MIN_WINDOWS:  # else the one before stays (or none)
+                self.scale = Scale(static, passages)
             self._static, self._e5 = [], []
             # what e5 took to read long windows (its queries are short) goes back: bench_memory at
             # 1M, server RSS after the requests 461-465 MB before the scale, 473-475 with it, 436-439
@@ -138,4 +144,4 @@ class ScaleSample:
         self._e5.append(await asyncio.get_running_loop().run_in_executor(executor, _passages, list(texts.values())))
 
 
-__all__ = ["BATCH", "SAMPLE", "Scale", "ScaleSample", "noise"]
+__all__ = ["BATCH", "MIN_WINDOWS", "SAMPLE", "Scale", "ScaleSample", "noise"]

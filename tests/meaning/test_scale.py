@@ -1,8 +1,9 @@
 """The scale of a query's cosines (server.meaning.scale) through the real server: taken from both
 models' vectors of the same items once the third voice holds a vector (read back: the store's own
 static vectors and e5's of the same windows), again when the index has doubled, never in a store
-of English only; a failure leaves the third voice on the fixed scale; and the third voice's
-cosines are mapped by it (or by the fixed scale before it is taken)."""
+of English only nor of a few notes, and without the items a search may not show; a failure leaves
+the third voice on the fixed scale; and the third voice's cosines are mapped by it (or by the fixed
+scale before it is taken)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,25 @@ from tests.meaning.test_third_voice import QUERY, TARGET, store_notes
 pytestmark = pytest.mark.usefixtures("third_voice")
 
 
+async def more_notes(api: Api, n: int, start: int = 0) -> dict[str, int]:
+    """`n` English notes (one window each), text -> id."""
+    ids = {}
+    for k in range(start, start + n):
+        text = f"{OTHERS[k % len(OTHERS)]} ({k})"
+        status, body = await api.post("/api/notes", {"url": f"https://more.example/{k}", "text": text})
+        assert status == 201, body
+        ids[text] = int(body["id"])
+    return ids
+
+
+async def enough_notes(api: Api) -> dict[str, int]:
+    """The third voice's notes and English ones, more than a sample needs (scale.MIN_WINDOWS)."""
+    ids = await store_notes(api)
+    return ids | await more_notes(api, scale.MIN_WINDOWS)
+
+
 async def test_it_is_both_models_vectors_of_the_same_items(api: Api) -> None:
-    ids = await store_notes(api)  # fewer than SAMPLE items: the sample is all of them
+    ids = await enough_notes(api)  # fewer than SAMPLE items: the sample is all of them
     await built(api)
     embedder = api.app[appkeys.EMBEDDER]
     taken = embedder.scale.scale
@@ -39,14 +57,12 @@ async def test_it_is_both_models_vectors_of_the_same_items(api: Api) -> None:
 
 
 async def test_it_is_taken_again_when_the_index_has_doubled(api: Api) -> None:
-    await store_notes(api)
+    await enough_notes(api)
     await built(api)
     embedder = api.app[appkeys.EMBEDDER]
     before = len(embedder.scale.scale.static)
     assert not embedder.scale.due()  # control: nothing new, nothing to take
-    for n in range(before + 1):
-        status, _ = await api.post("/api/notes", {"url": f"https://more.example/{n}", "text": f"{OTHERS[n % 3]} ({n})"})
-        assert status == 201
+    await more_notes(api, before + 1, start=1000)
     await built(api)
     assert len(embedder.scale.scale.static) == await count(api, "SELECT COUNT(*) FROM vectors") > 2 * before - 1
 
@@ -65,14 +81,20 @@ async def test_a_failure_leaves_the_third_voice_on_the_fixed_scale(api: Api, mon
         raise RuntimeError("test")
 
     monkeypatch.setattr(scale, "_passages", broken)
-    await store_notes(api)
-    for n in range(scale.BATCH + 4):  # more than one step's items: the sample is given up, not left half-taken
-        status, _ = await api.post("/api/notes", {"url": f"https://more.example/{n}", "text": f"{OTHERS[n % 3]} ({n})"})
-        assert status == 201
+    await enough_notes(api)  # more than one step's items: the sample is given up, not left half-taken
     await built(api)
     progress = api.app[appkeys.EMBEDDER].progress()
     assert progress["third"]["state"] == "ready" and progress["third"]["scale"] == "none"
     assert (await meaning_texts(api, QUERY))[0] == TARGET  # it still answers, on the fixed scale
+
+
+async def test_a_store_of_a_few_notes_keeps_the_fixed_scale(api: Api) -> None:
+    await store_notes(api)  # fewer windows than MIN_WINDOWS (enough_notes, above: taken)
+    await built(api)
+    assert await count(api, "SELECT COUNT(*) FROM vectors") < scale.MIN_WINDOWS
+    progress = api.app[appkeys.EMBEDDER].progress()
+    assert progress["third"]["state"] == "ready" and progress["third"]["scale"] == "none"
+    assert (await meaning_texts(api, QUERY))[0] == TARGET
 
 
 def test_status_says_while_the_scale_is_being_taken() -> None:
@@ -108,7 +130,7 @@ def test_the_scale_maps_its_noise_onto_the_static_models() -> None:
 
 
 async def test_a_forgotten_item_is_not_read_into_it(api: Api) -> None:
-    ids = await store_notes(api)
+    ids = await enough_notes(api)
     await built(api)
     embedder = api.app[appkeys.EMBEDDER]
     sql = "SELECT vec FROM vectors WHERE fact_id = ?"
@@ -118,9 +140,7 @@ async def test_a_forgotten_item_is_not_read_into_it(api: Api) -> None:
     assert status == 200, dry
     status, _ = await api.post("/api/forget", {"host": "werk.example", "confirm": dry["confirm"]})
     assert status == 200
-    for n in range(len(ids) + 1):  # the index doubles: it is taken again
-        status, _ = await api.post("/api/notes", {"url": f"https://more.example/{n}", "text": f"{OTHERS[n % 3]} ({n})"})
-        assert status == 201
+    await more_notes(api, len(ids) + 1, start=1000)  # the index doubles: it is taken again
     await built(api)
     taken = embedder.scale.scale
     assert len(taken.static) == await count(api, "SELECT COUNT(*) FROM vectors") - len(target)
