@@ -16,9 +16,9 @@ Taken in the background by the third voice's build once its queue is empty and i
 (server.meaning.voice: `finish`), BATCH items a step on the embedder's thread (SAMPLE items cost
 ~5 s of CPU: e5 reads each of their windows), and again each time the static model's index has
 doubled since (a store's first hundred notes do not speak for its millionth). Until then, and
-while a sample holds fewer than MIN_WINDOWS windows, the scale is the fixed one. It is a statistic of the items a search may show (read through the visibility
-rule), never a result and never written: an item hidden or deleted since stays in it until it is
-taken again.
+while a sample holds fewer than MIN_WINDOWS windows, the scale is the fixed one. It is a statistic
+of the items a search may show (read through the visibility rule), never a result and never
+written: an item hidden or deleted since stays in it until it is taken again.
 """
 
 from __future__ import annotations
@@ -79,6 +79,9 @@ def _passages(texts: list[str]) -> Vectors:
 
 
 class ScaleSample:
+    """The scale being taken and the one taken (`scale`), a step at a time (server.meaning.voice's
+    `finish` for the third voice)."""
+
     def __init__(self, store: Store, index: BitIndex) -> None:
         self.store, self.index = store, index
         self.scale: Scale | None = None  # None until taken
@@ -116,11 +119,9 @@ class ScaleSample:
             self._todo, self._static, self._e5 = [], [], []
             raise
         if not self._todo:
-            static = np.vstack([model_mod.from_int8([]), *self._static])
-            static, passages = (
-                static[np.any(static, axis=1)],
-                np.vstack([np.zeros((0, e5.DIMS), np.float32), *self._e5]),
-            )
+            static = np.vstack([model_mod.from_int8([]), *self._static])  # (none at all: hidden items only)
+            static = static[np.any(static, axis=1)]
+            passages = np.vstack([np.zeros((0, e5.DIMS), np.float32), *self._e5])
             if min(len(static), len(passages)) >= MIN_WINDOWS:  # else the one before stays (or none)
                 self.scale = Scale(static, passages)
             self._static, self._e5 = [], []
