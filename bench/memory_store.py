@@ -343,7 +343,9 @@ async def related_plans(db: Path, pages: list[tuple[str, str]]) -> list[tuple[st
     the floor to time: (url, the first window's candidate vector ids, the best RELATED_LIMIT
     facts among them), the ids as JSON. Call it once the server has built the vectors."""
     store = await Store.open(db)
-    embedder = Embedder(store, 0.0)
+    # the related tier reads the static model alone: the other voices (and the third's scale,
+    # which reads through the visibility rule this bare store has not installed) stay off here
+    embedder = Embedder(store, 0.0, second_model=False)
     try:
         await embedder.start()
         await embedder.idle.wait()  # loaded, and nothing queued (the server built the vectors)
