@@ -143,7 +143,7 @@ def rescored(
     estimated: set[int],
     its_own: Callable[[model_mod.Vectors], list[int]] | None = None,
     third: Ask | None = None,
-    static_scale: tuple[float, float] | None = None,
+    static_query: model_mod.Vectors | None = None,
 ) -> list[tuple[float, int]]:
     """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first. `query`: the
     second model's vector of the query, or its computation, waited for once the candidates'
@@ -155,8 +155,8 @@ def rescored(
     (bench_search_quality, "is an earlier moment smaller when timestamps are textual": static
     cosine 0.38 read, under 0.22 estimated). `third`: the third voice's part (server.meaning.third):
     its own nearest join the candidates, and the items it holds are scored by it and the second
-    model (`mixed`), its cosine put on the static model's scale for this query (`static_scale`:
-    third.Ask.static_noise)."""
+    model (`mixed`), its cosine put on the static model's scale for this query (`static_query`:
+    the query's vector by the static model, third.Ask.static_noise)."""
     if not ranked:
         return ranked
     rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
@@ -170,7 +170,7 @@ def rescored(
         ranked = _with_read(ranked, static_of(own))
     voiced: dict[int, float] = {}  # the third voice's cosines, of the items it holds
     if third is not None:
-        ranked, voiced = third.scored(con, item, ranked, static_scale)
+        ranked, voiced = third.scored(con, item, ranked, static_query)
         asked = have | set(own)  # whose vectors of this model were read above
         unread = [i for i in voiced if i not in asked]  # its own nearest: their vectors
         if unread:

@@ -154,6 +154,11 @@ class E5:
             out[n] = self.embed_one("passage: " + text)
         return out
 
+    def windows(self, text: str) -> Vectors:
+        """One passage vector per window of the second model's (minilm.window_texts): the windows
+        e5 reads of an item (server.meaning.third's vectors, server.meaning.scale's sample)."""
+        return self.passages(minilm.model().window_texts(text))
+
     def _write_reference(self, target: Path) -> None:
         """The passage vectors of CENTRE_TEXTS texts of random words of its own vocabulary (seeded:
         the same on every machine), computed once beside the cached graph (~1 s): their mean is the

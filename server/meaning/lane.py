@@ -175,7 +175,7 @@ def _nearest(
                 estimated={i for _s, i in ranked} - read_items,
                 its_own=its_own,
                 third=third_ask,
-                static_scale=third_ask.static_noise(vector) if third_ask is not None else None,
+                static_query=vector,
             )
         found, looked, shown = _first_visible(con, kind, ranked, limit, exclude_host)
         # fewer than half the candidates looked at visible: hidden items took the scan (in the

@@ -31,7 +31,7 @@ import numpy as np
 
 from server import heap
 from server.governance.visibility import visible
-from server.meaning import e5, minilm
+from server.meaning import e5
 from server.meaning import model as model_mod
 from server.meaning.index import BitIndex
 from server.meaning.items import ITEMS, Key, item_texts, json_ids
@@ -73,9 +73,8 @@ def noise(sample: Vectors, query: Vectors) -> tuple[float, float]:
 
 
 def _passages(texts: list[str]) -> Vectors:
-    second = minilm.model()
-    windows = [w for t in texts for w in second.window_texts(t)]
-    return e5.model().passages(windows) if windows else np.zeros((0, e5.DIMS), np.float32)
+    """e5's vectors of the texts' windows, one after another."""
+    return np.vstack([np.zeros((0, e5.DIMS), np.float32), *(e5.model().windows(t) for t in texts)])
 
 
 class ScaleSample:

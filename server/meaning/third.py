@@ -36,12 +36,10 @@ from server.meaning import model as model_mod
 from server.meaning import scale as scale_mod
 from server.meaning.deep_scan import DeepScan
 from server.meaning.items import json_ids
-from server.meaning.scale import Scale, ScaleSample
 from server.meaning.voice import Voice, VoiceLane
 from server.store.db import Store
 
 SAMPLE = 256  # windows whose cosines to a query set e5's scale
-MIN_SAMPLE = 32  # below this, the model's reference texts (e5.E5.reference) set the scale
 # the static model's cosine to unrelated items: a query's median and 95th percentile over the
 # items, the medians of those over bench_search_quality's queries (bench/fusion_lab.py)
 STATIC_NOISE = (0.095, 0.209)
@@ -62,8 +60,7 @@ def reads(text: str) -> bool:
 def embed(texts: list[str]) -> list[Vectors | None]:
     """Per text, e5's vector of each of the second model's windows of it, or None when the third
     voice does not speak for it (`reads`: it keeps no vector of that item)."""
-    second = minilm.model()
-    return [e5.model().passages(second.window_texts(t)) if reads(t) else None for t in texts]
+    return [e5.model().windows(t) if reads(t) else None for t in texts]
 
 
 # its vectors of candidates, to score them (their items are read through the visibility rule)
@@ -100,7 +97,7 @@ THIRD = Voice(
 )
 
 
-def ThirdLane(store: Store, scale: ScaleSample, *, enabled: bool = True) -> VoiceLane:  # noqa: N802 - what it makes
+def ThirdLane(store: Store, scale: scale_mod.ScaleSample, *, enabled: bool = True) -> VoiceLane:  # noqa: N802 - what it makes
     """The third voice's state and background build (driven by server.meaning.embedder), the
     scale's sample taken after its vectors; off with the second model."""
     return VoiceLane(store, THIRD, enabled=enabled, off_reason="off with the second model", finish=scale)
@@ -117,19 +114,21 @@ class Ask:
 
     vector: Future[Vectors]  # the query's, being computed
     scan: DeepScan
-    scale: Scale | None = None  # both models' vectors of a sample of the store (server.meaning.scale)
+    scale: scale_mod.Scale | None = None  # both models' vectors of a sample of the store (server.meaning.scale)
 
-    def static_noise(self, static_query: Vectors) -> tuple[float, float]:
+    def static_noise(self, static_query: Vectors | None) -> tuple[float, float]:
         """The static model's noise for this query (its vector by the static model): over the
-        scale's sample, STATIC_NOISE until it is taken."""
-        return STATIC_NOISE if self.scale is None else scale_mod.noise(self.scale.static, static_query)
+        scale's sample; STATIC_NOISE until it is taken (or without the query's vector)."""
+        if self.scale is None or static_query is None:
+            return STATIC_NOISE
+        return scale_mod.noise(self.scale.static, static_query)
 
     def scored(
-        self, con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]], static: tuple[float, float] | None
+        self, con: sqlite3.Connection, item: str, ranked: list[tuple[float, int]], static_query: Vectors | None
     ) -> tuple[list[tuple[float, int]], dict[int, float]]:
         """`ranked` with its own NEAREST windows' items added (their static cosine left out: -1),
-        and its cosine, on the static model's scale for this query (`static`: `static_noise`;
-        STATIC_NOISE without it), of each of those items it holds."""
+        and its cosine, on the static model's scale for this query (`static_noise` of its vector
+        by the static model), of each of those items it holds."""
         vector = self.vector.result()
         have = {i for _s, i in ranked}
         if self.scan.scans:
@@ -141,20 +140,20 @@ class Ask:
         if not rows:
             return ranked, {}
         cosines = np.asarray(deep.nearest_window([r[1] for r in rows], vector), np.float32)
-        scaled = on_static_scale(cosines, self.e5_noise(vector), static or STATIC_NOISE).tolist()
+        scaled = on_static_scale(cosines, self.e5_noise(vector), self.static_noise(static_query)).tolist()
         return ranked, dict(zip([int(r[0]) for r in rows], scaled, strict=True))
 
     def e5_noise(self, query: Vectors) -> tuple[float, float]:
         """e5's noise for this query: over the scale's sample; until it is taken, over its own
-        windows' sample (its scan keeps SAMPLE), or its reference texts' while that is under
-        MIN_SAMPLE."""
+        windows' sample (its scan keeps SAMPLE), or its reference texts' (e5.E5.reference) while
+        that holds fewer than scale.MIN_WINDOWS."""
         if self.scale is not None:
             return scale_mod.noise(self.scale.e5, query)
         own = self.scan.sample
-        return scale_mod.noise(own if len(own) >= MIN_SAMPLE else e5.model().reference, query)
+        return scale_mod.noise(own if len(own) >= scale_mod.MIN_WINDOWS else e5.model().reference, query)
 
 
-def ask(lane: VoiceLane, text: str, scale: Scale | None = None) -> Ask | None:
+def ask(lane: VoiceLane, text: str, scale: scale_mod.Scale | None = None) -> Ask | None:
     """The third voice's part in a search of `text`, its query vector started; None while it is
     off or holds no vector (a store of English only pays nothing for it)."""
     if not lane.on or not (lane.scan.items or lane.scan.over):

@@ -90,7 +90,7 @@ async def test_vectors_are_partitioned_and_a_query_scans_a_few_partitions(api: A
         v = model_mod.from_int8([vecs[vid]])[0]
         assert np.dot(centroids[part], v) >= (centroids @ v).max() - 1e-3
     assert embedder.progress()["partitions"] == 64
-    query = model_mod.model().embed([PARAPHRASE]).reshape(-1).astype(np.float32)
+    query = lane._embed_one(PARAPHRASE).astype(np.float32)
     ids, _bits, everything = embedder.index.scanned(query, FACT, lane.FIRST_REACH)
     assert not everything and len(ids) < 401 / 2  # a few partitions
     ids, _bits, everything = embedder.index.scanned(query, FACT, 1.0)
