@@ -26,7 +26,7 @@ from server.library import queries as library
 from server.memory.coverage import HOST, WINDOW, count_matches, covered_facts
 from server.memory.facts import ANSWER_COLUMNS, fact_answer
 from server.memory.snippets import add_snippets
-from server.memory.typos import MAX_WORDS, corrections
+from server.memory.typos import MAX_TRIED, MAX_WORDS, corrections
 from server.searchtext import STOP_WORDS, match_all, match_any, term_match, terms
 from server.store.db import Store
 
@@ -138,17 +138,18 @@ async def fts_facts(
 
 async def _spelled(store: Store, words: list[str], counts: dict[str, int]) -> dict[str, Term]:
     """Each word as a Term; a word no fact and no library chunk holds gets its corrections
-    (at most MAX_WORDS words a query, the longest first)."""
+    (at most MAX_WORDS words a query, of at most MAX_TRIED looked up, the longest first)."""
     out = {w: Term(w, term_match(w), (w,)) for w in words}
     missing = sorted((w for w in words if counts[w] == 0), key=len, reverse=True)
-    fixed = 0
+    fixed = tried = 0
     for w in missing:
-        if fixed >= MAX_WORDS:
+        if fixed >= MAX_WORDS or tried >= MAX_TRIED:
             break
         row = await store.fetchone(_CHUNK_COUNT_SQL, (out[w].match,))
         if row and int(row[0]):
             continue  # the library holds it as typed
         found = await corrections(store, w, COMMON)
+        tried += found is not None
         if found:
             fixed += 1
             group = [term_match(c) for c in found]

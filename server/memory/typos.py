@@ -26,6 +26,9 @@ from server.store.db import Store
 
 MIN_WORD_CHARS = 4  # shorter words have too many neighbours to mean one of them
 MAX_WORDS = 3  # words corrected in one query (each ~1 ms once the indexes are merged: server.store.fts_merge)
+# words looked up in one query, corrected or not: a pasted text of names and identifiers no item
+# holds would otherwise have each of its 32 terms' ~500 spellings read (~200 ms)
+MAX_TRIED = 6
 MAX_CORRECTIONS = 4  # spellings kept for one word: the ones most items hold
 _ALPHABET = string.ascii_lowercase
 _VOCABS = ("facts_fts_vocab", "document_chunks_fts_vocab")
@@ -87,21 +90,25 @@ def _stop_stems() -> frozenset[str]:
 _STOP_STEMS = _stop_stems()
 
 
-def _candidates(word: str) -> dict[str, str]:
-    """{indexed form: spelling} of the word's one-edit spellings; none for a word of the language
+def _candidates(word: str) -> dict[str, str] | None:
+    """{indexed form: spelling} of the word's one-edit spellings; None for a word of the language
     (model.whole_word): "week" that no item holds was not a misspelled "weed", and in a sentence
     such words are most of what is missing (each correction reads ~500 spellings in both indexes)."""
-    return {} if whole_word(word) else _STEMMER.stems(edits(word))
+    return None if whole_word(word) else _STEMMER.stems(edits(word))
 
 
-async def corrections(store: Store, word: str, max_facts: int) -> list[str]:
+async def corrections(store: Store, word: str, max_facts: int) -> list[str] | None:
     """Spellings one edit from `word` that the index holds, the most widely held first, at most
     MAX_CORRECTIONS; each is a word whose indexed form is in the index (a MATCH of it finds items).
     Stop words, and words more than `max_facts` facts hold, are never a correction (a typo of a
-    rare word is not a common one, and reading a common word's list costs time by the store)."""
+    rare word is not a common one, and reading a common word's list costs time by the store).
+    None when the word is not looked up at all (not `correctable`, or a word of the language):
+    what costs nothing does not count against MAX_TRIED."""
     if not correctable(word):
-        return []
+        return None
     found = await asyncio.to_thread(_candidates, word)
+    if found is None:
+        return None
     by_stem = {stem: w for stem, w in found.items() if stem not in _STOP_STEMS}
     if not by_stem:
         return []

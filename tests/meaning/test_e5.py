@@ -78,3 +78,17 @@ def test_another_file_is_refused(tmp_path: Path) -> None:
     other.write_bytes(b"GGUF" + bytes(100))
     with pytest.raises(e5_file.NotAModelFile):
         e5_file.read(other)
+
+
+def test_a_query_is_read_as_far_as_the_second_model_reads_it() -> None:
+    """e5 reads of a query its first window of the second model's (minilm.window_texts), as far as
+    it reads an item's windows: a pasted page is not read to e5's 512 positions."""
+    ours = e5.model()
+    long = " ".join([TEXTS[1]] * 12 + [TEXTS[0]] * 30)
+    first = minilm.model().window_texts(long)[0]
+    assert TEXTS[0] not in first and len(first) < len(long) / 4  # the premise: the Dutch is past it
+    assert np.allclose(ours.query(long), ours.embed_one("query: " + first), atol=1e-6)
+    # control: read whole, the Dutch would have moved the query's vector
+    assert float(ours.embed_one("query: " + long) @ ours.query(long)) < 0.98
+    short = "why was the dutch sham self-employment law introduced"  # a query: all of it is read
+    assert np.allclose(ours.query(short), ours.embed_one("query: " + short), atol=1e-6)

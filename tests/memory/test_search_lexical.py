@@ -13,7 +13,7 @@ from server import ages
 from server.governance.visibility import govern
 from server.meaning import model as model_mod
 from server.meaning.model import whole_word
-from server.memory import coverage
+from server.memory import coverage, typos
 from server.memory import search as search_mod
 from server.memory.facts import insert_fact
 from server.memory.snippets import MARK_END, MARK_START
@@ -72,6 +72,22 @@ async def test_a_misspelled_word_finds_its_item(api: Api) -> None:
     hit = (await search(api, "piranessi"))[0]
     assert f"{MARK_START}Piranesi{MARK_END}" in hit["snippet"]
     assert await search(api, "zqxjkvw") == []  # nothing near it: still nothing
+
+
+async def test_a_query_of_many_unknown_words_looks_up_a_few(api: Api) -> None:
+    """A pasted text of names no item holds: at most MAX_TRIED of its words (the longest first) are
+    looked up for a correction; words of the language cost nothing and do not count."""
+    await note(api, "https://a.example/p", "Piranesi drew the imaginary prisons of Rome")
+    junk = ["qxzvbnmwtrk", "wplkjhgfdsz", "zmxncbvqpwo", "yrtuieowpqa", "kjhqwzxcvbn", "lkjzxqwmnbv"]
+    words = ["government", "restaurant", "technology", "television"]
+    assert all(whole_word(w) for w in words) and not any(whole_word(w) for w in junk)  # the premise
+    assert len(junk) == typos.MAX_TRIED and all(len(w) > len("piranessi") for w in junk + words)
+    # five names, then the misspelling: corrected, with words of the language beside them
+    assert [r["source_url"] for r in await search(api, " ".join([*junk[:-1], *words, "piranessi"]))] == [
+        "https://a.example/p"
+    ]
+    # six longer names are looked up first: the misspelling is not reached
+    assert await search(api, " ".join([*junk, *words, "piranessi"])) == []
 
 
 async def test_a_word_with_several_corrections_beside_another_word(api: Api) -> None:
