@@ -29,6 +29,7 @@ import asyncio
 from typing import Any
 
 from server.meaning import lane
+from server.meaning.building import meaning_state
 from server.meaning.embedder import Embedder
 from server.memory import search as words
 from server.memory.facts import fact_answer
@@ -143,11 +144,5 @@ async def search(store: Store, embedder: Embedder | None, q: str, limit: int, la
     answer = fuse(lexical, meaning, limit)
     if answer["results"]:
         await add_snippets(store, hits[0].match if hits else "", answer["results"])
-    progress = embedder.progress() if embedder is not None else {"state": "off", "pending": 0}
-    meaning_state: dict[str, Any] = {"state": progress["state"], "pending": progress["pending"]}
-    for key in ("deep", "third"):  # the second model, which reranks, and the third voice (server.meaning)
-        voice = progress.get(key)
-        if isinstance(voice, dict):
-            meaning_state[key] = {"state": voice["state"], "pending": voice["pending"]}
-    answer["meaning"] = meaning_state
+    answer["meaning"] = meaning_state(embedder.progress() if embedder is not None else {"state": "off", "pending": 0})
     return answer

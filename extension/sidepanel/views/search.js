@@ -10,7 +10,7 @@ import { P, hooks, send, ui } from '../state.js';
 const DEBOUNCE_MS = 250;
 const KIND_WORDS = /** @type {Record<string, string>} */ ({ note: 'note', clip: 'clip', document: 'library', turn: 'chat' });
 
-/** @type {{q: string, results: any[] | null, close: boolean, meaning: {state?: string, pending?: number, deep?: {state?: string, pending?: number}}, message: string, seq: number, focus: string | null}} */
+/** @type {{q: string, results: any[] | null, close: boolean, meaning: {state?: string, pending?: number, building?: string, hint?: string}, message: string, seq: number, focus: string | null}} */
 const state = { q: '', results: null, close: true, meaning: {}, message: '', seq: 0, focus: null };
 // why a result matched, as the server says (server/memory/ranking.py)
 const WHY_WORDS = /** @type {Record<string, string>} */ ({ words: 'words', meaning: 'meaning', both: 'words + meaning' });
@@ -77,6 +77,7 @@ function draw() {
     box.append(el('div', { class: 'card empty', attrs: { 'data-empty': 'search' } }, [
       el('p', { text: `Nothing in your notes, clips, chats or library matches “${state.q}”.` }),
       el('p', { class: 'hint', text: 'Try fewer words, or other words for the same thing.' }),
+      ...buildingHint(),
     ]));
     return;
   }
@@ -87,18 +88,18 @@ function draw() {
     status.textContent = `No close match for “${state.q}”.`;
     box.append(el('p', { class: 'hint', attrs: { 'data-close': 'false' }, text: 'no close match — nearest by meaning:' }));
   }
-  const building = state.meaning.state === 'loading' || state.meaning.state === 'building';
-  if (building) {
-    const left = Number(state.meaning.pending || 0);
-    const text = `Search by meaning is being built${left ? ` (${left.toLocaleString()} items to go)` : ''}; matches by words are complete.`;
-    box.append(el('p', { class: 'hint', attrs: { 'data-meaning': String(state.meaning.state) }, text }));
-  } else if (state.meaning.deep?.state === 'building') {
-    // the second model (server.meaning.deep) reads paraphrases better; until it has read every item
-    const left = Number(state.meaning.deep.pending || 0);
-    const text = `Search by meaning is being sharpened${left ? ` (${left.toLocaleString()} items to go)` : ''}; every item is found meanwhile.`;
-    box.append(el('p', { class: 'hint', attrs: { 'data-meaning-deep': 'building' }, text }));
-  }
+  box.append(...buildingHint());
   box.append(el('ul', { class: 'results', attrs: { 'aria-label': `Results for ${state.q}` } }, groups(state.results).map(groupNode)));
+}
+
+/**
+ * While search by meaning is built, the server's sentence on which part and what that means
+ * (server/meaning/building.py); nothing once it is built.
+ * @returns {HTMLElement[]}
+ */
+function buildingHint() {
+  const { hint, building } = state.meaning;
+  return hint ? [el('p', { class: 'hint', attrs: { 'data-meaning-building': String(building || '') }, text: hint })] : [];
 }
 
 /**
