@@ -31,7 +31,13 @@ import aiohttp
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_search_quality import REFERENCE, chatgpt_conversations, load_queries, pct  # noqa: E402
+from bench.bench_search_quality import (  # noqa: E402
+    REFERENCE,
+    chatgpt_conversations,
+    load_queries,
+    pct,
+    wait_for_vectors,
+)
 from testkit.server_process import ServerProcess  # noqa: E402
 
 LONG = 3_990  # characters of a long query (the API takes up to 4,000)
@@ -79,6 +85,8 @@ async def main() -> int:
     times: dict[tuple[str, str], list[float]] = {(k, lane): [] for k in kinds for lane in LANES}
     server = ServerProcess(args.data_dir).start()
     try:
+        meaning = await wait_for_vectors(server)  # every model loaded and done, as bench_memory waits
+        print(f"search by meaning {meaning['state']} after {meaning['waited_s']} s")
         async with aiohttp.ClientSession() as session:
             await timed(session, server, "warm up", "both")
             for _ in range(args.rounds):
