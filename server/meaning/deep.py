@@ -60,11 +60,26 @@ def mixed(static: float, deep: float | None, third: float | None = None) -> floa
     on the static model's scale) is scored by the mean of the third's and the second's (the third's
     alone while it has no vector of the second), the static one's left out."""
     if third is not None:
-        return third if deep is None else (third + deep) / 2
+        return _voiced(deep, third)
     if deep is None:
         return static
     mean = (static + deep) / 2
     return mean if deep >= RELATED else min(static, mean)
+
+
+def judged(deep: float | None, third: float | None = None) -> float | None:
+    """The cosine that says whether a candidate is a close match (server.memory.ranking CLOSE):
+    for an item the third voice holds, its score (`mixed`); else the second model's own cosine;
+    None while neither has read it. The static model's cosine ranks candidates but does not judge
+    them: it runs high on shared word pieces ("egg" and "eggplant") and between any two texts of
+    a language it reads poorly (a Dutch question about cacti and a Dutch newsletter: 0.59), so
+    questions about nothing stored were called close (bench/bench_absent.py)."""
+    return _voiced(deep, third) if third is not None else deep
+
+
+def _voiced(deep: float | None, third: float) -> float:
+    """An item the third voice holds: the mean of its cosine and the second model's."""
+    return third if deep is None else (third + deep) / 2
 
 
 # the candidates' vectors of this model, to rescore them: no item is answered from these reads
@@ -144,7 +159,7 @@ def rescored(
     its_own: Callable[[model_mod.Vectors], list[int]] | None = None,
     third: Ask | None = None,
     static_query: model_mod.Vectors | None = None,
-) -> list[tuple[float, int]]:
+) -> tuple[list[tuple[float, int]], dict[int, float]]:
     """`ranked` ((static cosine, id), best first) rescored by `mixed`, best first. `query`: the
     second model's vector of the query, or its computation, waited for once the candidates'
     vectors are read. `estimated`: the ids of `ranked` whose static cosine is an estimate (from
@@ -156,13 +171,14 @@ def rescored(
     cosine 0.38 read, under 0.22 estimated). `third`: the third voice's part (server.meaning.third):
     its own nearest join the candidates, and the items it holds are scored by it and the second
     model (`mixed`), its cosine put on the static model's scale for this query (`static_query`:
-    the query's vector by the static model, third.Ask.static_noise)."""
+    the query's vector by the static model, third.Ask.static_noise). With each id's `judged`
+    cosine, where one of the two has read it."""
     if not ranked:
-        return ranked
+        return ranked, {}
     rows = con.execute(_VECTORS_SQL[item], (json_ids([i for _s, i in ranked]),)).fetchall()
     vector = query.result() if isinstance(query, Future) else query  # computed meanwhile
     if vector is None:
-        return ranked
+        return ranked, {}
     have = {i for _s, i in ranked}
     own = [i for i in its_own(vector) if i not in have or i in estimated] if its_own is not None else []
     if own:
@@ -184,7 +200,8 @@ def rescored(
         ranked = _with_read(ranked, static_of(nearest))
     out = [(mixed(s, deep.get(i), voiced.get(i)), i) for s, i in ranked]
     out.sort(key=lambda t: -t[0])
-    return out
+    judge = {i: j for _s, i in out if (j := judged(deep.get(i), voiced.get(i))) is not None}
+    return out, judge
 
 
 def _with_read(ranked: list[tuple[float, int]], read: list[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -193,4 +210,4 @@ def _with_read(ranked: list[tuple[float, int]], read: list[tuple[float, int]]) -
     return [(s, i) for s, i in ranked if i not in replaced] + read
 
 
-__all__ = ["DeepLane", "embed_query", "mixed", "reads", "rescored", "start_query"]
+__all__ = ["DeepLane", "embed_query", "judged", "mixed", "reads", "rescored", "start_query"]

@@ -100,12 +100,13 @@ async def nearest(
     exclude_host: str | None = None,
     deep_query: DeepQuery | None = None,
     third_ask: third.Ask | None = None,
-) -> list[tuple[float, Any]]:
-    """(cosine, row) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best chunk
-    per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
+) -> list[tuple[float, Any, float | None]]:
+    """(cosine, row, judged) of the `limit` visible items of `kind` (FACT: facts; CHUNK: the best
+    chunk per document) nearest to `query` (a vector, or a text to embed), best first. Empty while
     the index is loading. With `deep_query` (the query's vector of the second model, or its
     computation), the candidates are rescored by both models (server.meaning.deep), and with
-    `third_ask` by the third voice too (server.meaning.third). The whole
+    `third_ask` by the third voice too (server.meaning.third); `judged`: the cosine that says
+    whether it is a close match (deep.judged), None where only the static model read it. The whole
     lookup (the text's vector, the scan, the candidates' vectors, their items) runs on one of the
     store's readers, in one thread hop."""
     if limit <= 0 or not embedder.ready:
@@ -128,7 +129,8 @@ def nearest_in(
     """`nearest` by the static model alone, on a connection the caller's own hop holds (a store
     reader's, inside Store.read_with: page-match reads its other tiers in the same hop). The
     caller checks that the embedder is ready and passes its index."""
-    return _nearest(con, index, query, kind, limit, exclude_host) if limit > 0 else []
+    found = _nearest(con, index, query, kind, limit, exclude_host) if limit > 0 else []
+    return [(score, row) for score, row, _judged in found]
 
 
 def _nearest(
@@ -141,7 +143,7 @@ def _nearest(
     deep_query: DeepQuery | None = None,
     scan: DeepScan | None = None,
     third_ask: third.Ask | None = None,
-) -> list[tuple[float, Any]]:
+) -> list[tuple[float, Any, float | None]]:
     vector = _embed_one(query) if isinstance(query, str) else query
     if not np.any(vector):
         return []
@@ -160,13 +162,14 @@ def _nearest(
         rows = con.execute(_VECTORS_SQL, {"ids": json_ids(ids[:read].tolist())}).fetchall()
         cosines = _cosines(rows, vector)
         ranked = _ranked(rows, kind, cosines, _estimated(index, cosines, ids, dist, read))
+        judged: dict[int, float] = {}
         if deep_query is not None:
             name, column = _ITEM[kind], _COLUMN[kind]
             read_items = {int(r[column]) for r in rows if r[column] is not None}
             its_own = None  # its own candidates, once the query's vector of it is there
             if scan is not None and scan.scans:
                 its_own = functools.partial(scan.nearest, name)
-            ranked = deep.rescored(
+            ranked, judged = deep.rescored(
                 con,
                 name,
                 ranked,
@@ -181,7 +184,7 @@ def _nearest(
         # fewer than half the candidates looked at visible: hidden items took the scan (in the
         # partitions nearest the query, they may be all there is), so it grows
         if complete or (len(found) >= limit and 2 * shown >= looked):
-            return found
+            return [(score, row, judged.get(int(row["id"]))) for score, row in found]
         exact, reach = exact * 4, reach * 4
 
 

@@ -5,7 +5,9 @@ the panel, `wherefrom search` and MCP search_memory all ask.
 Each result says why it matched — `why`: "words", "meaning" or "both" — and how strongly:
 `words` (1.0: it holds every term; less: the share it holds), `meaning` (the cosine of the
 query's and the item's vectors) and `strength` (the larger of the two, 0..1). It is `close`
-when it holds at least CLOSE_WORDS of the terms or its meaning is at least CLOSE. The answer's `close` says whether
+when it holds at least CLOSE_WORDS of the terms or the meaning lane's judge of it (`judged`:
+the second model's cosine, or the third voice's score; never the static model's alone:
+server.meaning.deep.judged) is at least CLOSE. The answer's `close` says whether
 any result is; when none is, the results are the nearest by meaning first and `note` says so
 — accidental overlaps on a word or two are not presented as answers.
 
@@ -69,9 +71,13 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
         lane.nearest(store, embedder, q, lane.FACT, limit, deep_query=deep_query, third_ask=third_ask),
         lane.nearest(store, embedder, q, lane.CHUNK, limit, deep_query=deep_query, third_ask=third_ask),
     )
-    found = [(s, fact_answer(r)) for s, r in facts] + [(s, lane.chunk_hit(r)) for s, r in chunks]
+    found = [(s, j, fact_answer(r)) for s, r, j in facts] + [(s, j, lane.chunk_hit(r)) for s, r, j in chunks]
     found.sort(key=lambda t: -t[0])
-    return [{**item, "meaning": round(score, 3)} for score, item in found[:limit] if score >= NOISE]
+    return [
+        {**item, "meaning": round(score, 3), **({"judged": judged} if judged is not None else {})}
+        for score, judged, item in found[:limit]
+        if score >= NOISE
+    ]
 
 
 def words_evidence(coverage: float) -> float:
@@ -99,6 +105,8 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
         key = _key(item)
         if key in merged:
             merged[key]["meaning"] = item["meaning"]
+            if "judged" in item:
+                merged[key]["judged"] = item["judged"]
             if "chunk" in item and merged[key].get("chunk") != item["chunk"]:
                 merged[key].setdefault("meaning_chunk", item["chunk"])
             if float(merged[key].get("words") or 0.0) < CLOSE_WORDS:
@@ -113,7 +121,8 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
         w, m = item.get("words"), item.get("meaning")
         item["why"] = "both" if w is not None and m is not None else "words" if w is not None else "meaning"
         item["strength"] = round(max(w or 0.0, max(m or 0.0, 0.0)), 3)
-        item["close"] = (w or 0.0) >= CLOSE_WORDS or (m or -1.0) >= CLOSE
+        judged = item.pop("judged", None)  # the meaning lane's judge of closeness (server.meaning.deep.judged)
+        item["close"] = (w or 0.0) >= CLOSE_WORDS or (judged if judged is not None else -1.0) >= CLOSE
         out.append((score[key], item))
     out.sort(key=lambda t: -t[0])
     results = [item for _s, item in out]

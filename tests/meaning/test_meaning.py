@@ -8,15 +8,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from server import ages, appkeys
 from server.memory.facts import insert_fact
-from server.memory.ranking import NOTE
+from server.memory.ranking import CLOSE, CLOSE_WORDS, NOTE
 from server.provenance import stamp
 from tests.conftest import Api
+from tests.meaning.test_deep_lane import built
 from tests.memory.test_memory_pagematch import LONG_TEXT, add_document, match, note
 
 CRATE = "Crate training: let the puppy sleep in the crate with a blanket, short stays at first, never as punishment."
 PARAPHRASE = "teaching a young dog to rest in its box"  # no word of CRATE
+SPRING = (
+    "Het is weer lente: de tijd van het jaar waarin de natuur ontwaakt en je de tuin weer klaar "
+    "kunt maken voor de zomer."
+)
+MIGRATE = "To migrate the database in Django, run makemigrations and then migrate."
 
 
 async def search(api: Api, q: str, **params: Any) -> dict[str, Any]:
@@ -50,6 +58,37 @@ async def test_nothing_close_says_so_and_gibberish_finds_nothing(api: Api) -> No
     assert body["results"] and body["close"] is False and body["note"] == NOTE
     assert not any(r["close"] for r in body["results"])
     assert (await search(api, "zzzqqqxj"))["results"] == []
+
+
+@pytest.mark.usefixtures("second_model")
+async def test_the_static_model_alone_does_not_call_a_match_close(api: Api) -> None:
+    """A question the second model does not read (here Dutch) is ranked by the static model alone,
+    whose cosine runs high between any two texts of a language it reads poorly: it ranks, it does
+    not call a match close (server.meaning.deep.judged)."""
+    await note(api, "https://nieuws.example/lente", SPRING)
+    body = await search(api, "hoe bouw je een zandkasteel dat niet instort")  # a sandcastle: not stored
+    top = body["results"][0]
+    # the premise: first by a cosine the old rule called close, by no more than a word or two
+    assert top["text"] == SPRING and top["meaning"] >= CLOSE and (top.get("words") or 0) < CLOSE_WORDS
+    assert body["close"] is False and body["note"] == NOTE
+    # control: a paraphrase the second model reads is called close, on its own cosine
+    await note(api, "https://dogs.example/crate", CRATE)
+    await built(api)  # once it has read the note (till then no judge, and nothing close by meaning)
+    assert (await search(api, PARAPHRASE))["close"] is True
+
+
+@pytest.mark.usefixtures("second_model")
+async def test_the_second_model_judges_what_it_reads(api: Api) -> None:
+    """Where the second model reads the question, its cosine says whether a match is close: the
+    static model's, high on a shared word piece ("migrating", "migrate"), does not lift it."""
+    await note(api, "https://django.example/migrate", MIGRATE)
+    await note(api, "https://dogs.example/crate", CRATE)
+    await built(api)  # the second model has read both
+    body = await search(api, "how migrating birds find their way")
+    top = body["results"][0]
+    assert top["text"] == MIGRATE and top["meaning"] >= CLOSE  # the premise: the mean of both is high
+    assert body["close"] is False
+    assert (await search(api, PARAPHRASE))["close"] is True  # control: its cosine calls this one close
 
 
 async def test_forgotten_and_off_items_are_never_found_by_meaning(api: Api) -> None:

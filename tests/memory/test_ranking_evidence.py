@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.meaning.deep import judged
 from server.memory.ranking import CLOSE, fuse
 
 
@@ -57,3 +58,21 @@ def test_a_partial_word_overlap_is_not_counted_twice_beside_its_cosine() -> None
     assert answer["results"][1]["why"] == "both" and answer["results"][1]["words"] == 0.4  # still shown as both
     # control: holding two thirds of the words, the same item sums both lanes and comes first
     assert ids(fuse([fact(1, words=0.7, coverage=0.7)], meaning, 10)) == [1, 2]
+
+
+def test_a_match_is_close_by_meaning_on_its_judges_cosine_not_its_score() -> None:
+    # the meaning lane's score ranks; `judged` (the second model's cosine) says whether it is close
+    high = [fact(1, meaning=CLOSE + 0.1, judged=CLOSE - 0.1)]
+    assert fuse([], high, 10)["close"] is False and "judged" not in fuse([], high, 10)["results"][0]
+    assert fuse([], [fact(1, meaning=CLOSE - 0.05, judged=CLOSE + 0.1)], 10)["close"] is True
+    # the static model alone (no judge) ranks it, never calls it close
+    assert fuse([], [fact(1, meaning=0.9)], 10)["close"] is False
+    # control: by words it is close whatever the meaning lane says
+    both = fuse([fact(1, words=1.0, coverage=1.0)], [fact(1, meaning=0.1, judged=0.1)], 10)
+    assert both["close"] is True and both["results"][0]["why"] == "both"
+
+
+def test_the_judge_is_the_second_model_or_the_third_voice() -> None:
+    assert judged(0.45) == 0.45
+    assert judged(None) is None  # the static model alone: no judge
+    assert judged(0.2, 0.6) == 0.4 and judged(None, 0.6) == 0.6  # the third voice's items: its score
