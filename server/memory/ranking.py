@@ -41,7 +41,11 @@ from server.store.db import Store
 K = 60
 # cosines of this static model run low: a good paraphrase scores 0.25-0.4, unrelated text ~0.0
 # (calibrated on bench/bench_search_quality.py's paraphrase queries)
-CLOSE = 0.4  # a cosine at or above this is a close match by meaning
+# a judged cosine (server.meaning.deep.judged) at or above this is a close match by meaning; the
+# meaning lane's score reaches full weight in the fusion there too. The judge alone, at 0.4: of the
+# paraphrase targets ranked first 18 of 25 called close, of questions about nothing stored that it
+# reads 2 of 27 (bench/bench_absent.py, bench/README fourteenth pass)
+CLOSE = 0.4
 FLOOR = 0.3  # below this a meaning hit is noise next to items holding every word
 NOISE = 0.05  # below this a meaning hit is not shown at all (gibberish is near nothing)
 WORDS_POWER = 3  # a words hit weighs its share of the asked words cubed: one of three is 0.04

@@ -10,7 +10,7 @@ import { P, hooks, send, ui } from '../state.js';
 const DEBOUNCE_MS = 250;
 const KIND_WORDS = /** @type {Record<string, string>} */ ({ note: 'note', clip: 'clip', document: 'library', turn: 'chat' });
 
-/** @type {{q: string, results: any[] | null, close: boolean, meaning: {state?: string, pending?: number, building?: string, hint?: string}, message: string, seq: number, focus: string | null}} */
+/** @type {{q: string, results: any[] | null, close: boolean, meaning: {building?: string, hint?: string}, message: string, seq: number, focus: string | null}} */
 const state = { q: '', results: null, close: true, meaning: {}, message: '', seq: 0, focus: null };
 // why a result matched, as the server says (server/memory/ranking.py)
 const WHY_WORDS = /** @type {Record<string, string>} */ ({ words: 'words', meaning: 'meaning', both: 'words + meaning' });
