@@ -17,7 +17,7 @@ e5's cosines sit in a narrow band (any two texts ~0.8), so they are put on the s
 for the query: its median and 95th percentile cosine by each model to the same sample of the
 store (server.meaning.scale). Until that sample is taken: the static model's fixed noise
 (STATIC_NOISE, the medians over the bench's queries) and e5's over a random sample of its own
-windows (its scan keeps SAMPLE). bench/fusion_lab.py measured that first rule over every item of
+windows (its scan keeps OWN_WINDOWS). bench/fusion_lab.py measured that first rule over every item of
 the three quality stores: held-out cross-language paraphrase r@1/5/10 0.00/0.05/0.05 ->
 0.10/0.29/0.33, the tuned paraphrases unchanged; the sample of the store's items takes r@10 on to
 0.48 (server.meaning.scale).
@@ -39,7 +39,9 @@ from server.meaning.items import json_ids
 from server.meaning.voice import Voice, VoiceLane
 from server.store.db import Store
 
-SAMPLE = 256  # windows whose cosines to a query set e5's scale
+# of its own windows, kept by its scan: their cosines to a query set e5's scale until
+# server.meaning.scale has taken its sample of items (scale.SAMPLE, items, not windows)
+OWN_WINDOWS = 256
 # the static model's cosine to unrelated items: a query's median and 95th percentile over the
 # items, the medians of those over bench_search_quality's queries (bench/fusion_lab.py)
 STATIC_NOISE = (0.095, 0.209)
@@ -93,7 +95,7 @@ THIRD = Voice(
     load_sql=_LOAD_SQL,
     count_sql=_COUNT_SQL,
     centre=lambda: e5.model().centre,
-    sample=SAMPLE,
+    sample=OWN_WINDOWS,
 )
 
 
@@ -145,7 +147,7 @@ class Ask:
 
     def e5_noise(self, query: Vectors) -> tuple[float, float]:
         """e5's noise for this query: over the scale's sample; until it is taken, over its own
-        windows' sample (its scan keeps SAMPLE), or its reference texts' (e5.E5.reference) while
+        windows' sample (its scan keeps OWN_WINDOWS), or its reference texts' (e5.E5.reference) while
         that holds fewer than scale.MIN_WINDOWS."""
         if self.scale is not None:
             return scale_mod.noise(self.scale.e5, query)
