@@ -5,18 +5,27 @@ loaded server holds aside from the cyclic garbage collector."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
+import sqlite3
 import sys
+import traceback
+from pathlib import Path
 
 import pytest
 
 from server import appkeys, heap
 from server.app import create_app
 from server.commands.serve import settled_heap
+from server.governance.visibility import govern
+from server.meaning import embedder as embedder_mod
+from server.meaning.embedder import Embedder
 from server.serving import JsonErrorRunner
 from server.settings import Settings
+from server.store.db import Store
 from tests.conftest import local_site
+from tests.meaning.old_stores import add_notes
 
 
 def rss_mb() -> float:
@@ -61,3 +70,68 @@ async def test_serve_sets_the_loaded_server_aside_from_the_garbage_collector(set
             assert any(o is after for o in gc.get_objects(2))
     finally:
         gc.unfreeze()  # this test process runs other apps after this one
+
+
+def test_the_collector_is_held_off_for_a_load_and_comes_back_after_the_last() -> None:
+    assert gc.isenabled(), "control: the collector is on in this process"
+    with heap.collector_paused():
+        assert not gc.isenabled()
+        with heap.collector_paused():  # a second load at once (the second model's scan beside the index)
+            assert not gc.isenabled()
+        assert not gc.isenabled(), "still off while the first load runs"
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), heap.collector_paused():
+        raise RuntimeError("a load that failed")
+    assert gc.isenabled(), "back on after a failed load"
+    gc.disable()
+    try:
+        with heap.collector_paused():
+            pass
+        assert not gc.isenabled(), "a collector someone else switched off stays off"
+    finally:
+        gc.enable()
+
+
+async def test_reading_a_stores_vectors_runs_no_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index's load (server.meaning.embedder) reads the store's vectors a page at a time:
+    with the collector set to run at every allocation, none runs in that read; with the pause
+    taken out (the control), collections do."""
+    store = await Store.open(tmp_path / "wherefrom.db")
+    try:
+        await govern(store)
+        con = sqlite3.connect(tmp_path / "wherefrom.db")
+        add_notes(con, [(f"https://site.example/{n}", "note", f"note {n} about sourdough") for n in range(40)])
+        con.commit()
+        con.close()
+        embedder = Embedder(store)
+        try:
+            await embedder.drain()
+        finally:
+            await embedder.stop()
+        monkeypatch.setattr(embedder_mod, "LOAD_ROWS", 4)  # ten pages
+
+        async def collections_in_the_read() -> int:
+            loader = Embedder(store)
+            inside: list[bool] = []  # per collection, whether it started in the read of the vectors
+
+            def seen(phase: str, _info: dict[str, int]) -> None:
+                if phase == "start":
+                    inside.append(any(f.name == "_read_vectors" for f in traceback.extract_stack()))
+
+            thresholds = gc.get_threshold()
+            gc.callbacks.append(seen)
+            gc.set_threshold(1, 1, 1)
+            try:
+                await loader._load()
+            finally:
+                gc.set_threshold(*thresholds)
+                gc.callbacks.remove(seen)
+                await loader.stop()
+            assert len(loader.index) == 40  # every vector was read
+            return sum(inside)
+
+        assert await collections_in_the_read() == 0
+        monkeypatch.setattr(heap, "collector_paused", contextlib.nullcontext)
+        assert await collections_in_the_read() > 0, "control: without the pause they run in it"
+    finally:
+        await store.close()

@@ -199,11 +199,14 @@ class Embedder:
                     await self._stepped.wait()
 
     async def _load(self) -> None:
+        with heap.collector_paused():
+            await self._read_vectors()
+        await partitions.load(self.store, self.index)
+
+    async def _read_vectors(self) -> None:
+        """Every stored vector's bits into the index, LOAD_ROWS a page."""
         after = 0
-        while True:
-            rows = await self.store.fetchall(_LOAD_SQL, (after, LOAD_ROWS))
-            if not rows:
-                break
+        while rows := await self.store.fetchall(_LOAD_SQL, (after, LOAD_ROWS)):
             self.index.add(
                 [r[0] for r in rows],
                 [CHUNK if r[1] else FACT for r in rows],
@@ -212,7 +215,6 @@ class Embedder:
                 [UNASSIGNED if r[4] is None else r[4] for r in rows],
             )
             after = rows[-1][0]
-        await partitions.load(self.store, self.index)
 
     async def step(self) -> int:
         """Embed one batch from the queue; how many queue rows it handled (0: the queue is empty)."""

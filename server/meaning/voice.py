@@ -133,12 +133,13 @@ class VoiceLane:
         if counted and int(counted[0]) > deep_scan.MAX_ITEMS:
             self.scan.too_many()
             return
-        for item in ITEMS:
-            after = 0
-            while rows := await self.store.fetchall(self.voice.load_sql[item], (after,)):
-                await self._centred(executor)
-                self.scan.add(item, [(int(r[0]), bytes(r[1])) for r in rows])
-                after = int(rows[-1][0])
+        with heap.collector_paused():
+            for item in ITEMS:
+                after = 0
+                while rows := await self.store.fetchall(self.voice.load_sql[item], (after,)):
+                    await self._centred(executor)
+                    self.scan.add(item, [(int(r[0]), bytes(r[1])) for r in rows])
+                    after = int(rows[-1][0])
 
     async def _queued(self) -> int:
         row = await self.store.fetchone(f"SELECT COUNT(*) FROM {self.voice.prefix}_queue")  # noqa: S608
