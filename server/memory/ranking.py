@@ -75,11 +75,12 @@ async def meaning_hits(store: Store, embedder: Embedder | None, q: str, limit: i
         lane.nearest(store, embedder, q, lane.FACT, limit, deep_query=deep_query, third_ask=third_ask),
         lane.nearest(store, embedder, q, lane.CHUNK, limit, deep_query=deep_query, third_ask=third_ask),
     )
-    found = [(s, j, fact_answer(r)) for s, r, j in facts] + [(s, j, lane.chunk_hit(r)) for s, r, j in chunks]
+    # the best `limit` of both kinds, and only those made into answers
+    found = [(s, j, r, fact_answer) for s, r, j in facts] + [(s, j, r, lane.chunk_hit) for s, r, j in chunks]
     found.sort(key=lambda t: -t[0])
     return [
-        {**item, "meaning": round(score, 3), **({"judged": judged} if judged is not None else {})}
-        for score, judged, item in found[:limit]
+        {**answer(row), "meaning": round(score, 3), **({"judged": judged} if judged is not None else {})}
+        for score, judged, row, answer in found[:limit]
         if score >= NOISE
     ]
 
