@@ -2,7 +2,8 @@
 through our server's HTTP API as the panel asks (GET /api/search, limit 20), the 20 paraphrases of
 bench/search_queries_dutch.json (the target's meaning in other Dutch words; most of the reference
 ChatGPT export is Dutch, and its owner asks in Dutch). Per lane (`words`, `meaning`, fused):
-recall@1/5/10, MRR and how many answers call a result close; and for each query which models read
+recall@1/5/10, MRR, how many answers call a result close and how many could not judge (`judged`
+false: server.memory.ranking UNJUDGED); and for each query which models read
 it (`deep.reads`: the second model; `third.reads`: the third voice, for the items the second does
 not read) and its rank per lane.
 
@@ -65,6 +66,7 @@ async def main() -> int:
     server = ServerProcess(args.data_dir).start()
     ranks: dict[str, list[int]] = {lane: [] for lane in LANES}
     close: dict[str, int] = dict.fromkeys(LANES, 0)
+    unjudged: dict[str, int] = dict.fromkeys(LANES, 0)
     try:
         await wait_for_vectors(server)
         async with aiohttp.ClientSession() as session:
@@ -73,15 +75,19 @@ async def main() -> int:
                     body = await ask(session, server, q["q"], lane)
                     ranks[lane].append(rank_of(body, q["target"]) or 999)
                     close[lane] += bool(body["close"])
+                    unjudged[lane] += body.get("judged") is False
     finally:
         server.stop()
     n = len(queries)
-    print(f"{n} Dutch paraphrases\nlane      r@1   r@5  r@10   MRR  close")
+    print(f"{n} Dutch paraphrases\nlane      r@1   r@5  r@10   MRR  close  not judged")
     for lane in LANES:
         r = ranks[lane]
         share = [sum(x <= k for x in r) / n for k in (1, 5, 10)]
         mrr = sum(1 / x for x in r) / n
-        print(f"{lane:<8} {share[0]:.2f}  {share[1]:.2f}  {share[2]:.2f}  {mrr:.2f}  {close[lane] / n:.2f}")
+        print(
+            f"{lane:<8} {share[0]:.2f}  {share[1]:.2f}  {share[2]:.2f}  {mrr:.2f}  {close[lane] / n:.2f}"
+            f"  {unjudged[lane] / n:.2f}"
+        )
     print("query  (second model reads it / third voice reads it): rank words, meaning, fused")
     for k, q in enumerate(queries):
         reads = f"{'y' if deep.reads(q['q']) else 'n'}/{'y' if third.reads(q['q']) else 'n'}"

@@ -175,12 +175,23 @@ async def test_search_keyboard_path_and_every_view_screenshotted_and_axe_clean(
     assert await focused_key(panel) == turn_key
 
     # nothing matches well: the panel says so before the nearest items by meaning, never
-    # presenting them as answers (the status names what was searched)
+    # presenting them as answers (the status names what was searched); judged by the second
+    # model once it has read the items
+    await second_model_read(server)
     await search_in_panel(panel, "zeppelin quasar")
     hint = await panel.inner_text("#results [data-close=false]")
     assert "no close match" in hint and "nearest by meaning" in hint
     assert "No close match for “zeppelin quasar”" in await panel.inner_text("#search-status")
     await tour(panel, "12-search-no-close-match", problems)
+    # a question no judging model reads (Dutch): the nearest by meaning, said to be not judged,
+    # and no claim that nothing is close
+    dutch = "hoe bouw je een zandkasteel dat niet instort"
+    await search_in_panel(panel, dutch)
+    hint = await panel.inner_text("#results [data-judged=false]")
+    assert "nearest by meaning" in hint and "could not be judged" in hint and "no close match" not in hint
+    status = await panel.inner_text("#search-status")
+    assert f"for “{dutch}”" in status and "No close match" not in status, status
+    await tour(panel, "14-search-not-judged", problems)
 
     # Library: list, reader, a pending delete
     await panel.click("nav [data-view=library]")
@@ -282,6 +293,18 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     assert TURNS[3][1] in await panel.inner_text(f"{last} >> .turn-version")
     await tour(panel, "23-conversation-versions", problems)
     assert not problems, problems
+
+
+async def second_model_read(server: CompanionServer) -> None:
+    """Until the second model, which judges closeness, has read every item."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        _, health = await server.call("GET", "/api/health")
+        deep = health["meaning"].get("deep", {})
+        if deep.get("state") in ("ready", "off", "failed") and not deep.get("pending"):
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the second model did not read the items: {health['meaning']}")
 
 
 async def test_search_says_while_the_second_model_reads(browser: Browser, server: CompanionServer) -> None:

@@ -65,16 +65,19 @@ def item_line(n: int, item: dict[str, Any]) -> str:
     return f"{head}\n   {p['url']}{ident}\n   {p['snippet']}"
 
 
-def results_text(query: str, results: list[dict[str, Any]], meaning: dict[str, Any] | None = None) -> str:
+def results_text(
+    query: str, results: list[dict[str, Any]], meaning: dict[str, Any] | None = None, note: str | None = None
+) -> str:
     """A search's answer as text (`wherefrom search`, MCP search_memory); `meaning`: the answer's
-    own part on search by meaning, whose `hint` (server.meaning.building) follows the first line."""
+    own part on search by meaning, whose `hint` (server.meaning.building) follows the first line;
+    `note`: the answer's verdict when no result is close (server.memory.ranking NOTE or UNJUDGED)."""
     hint = [str(meaning["hint"])] if meaning and meaning.get("hint") else []
     if not results:
         return "\n".join([f'No stored item matches "{query}". Try fewer or other words.', *hint])
     noun = "result" if len(results) == 1 else "results"
     head = f'{len(results)} {noun} for "{query}":'
-    if not any(r.get("close", True) for r in results):  # the search's own verdict (server.memory.ranking)
-        head = f'No close match for "{query}" — nearest by meaning:'
+    if note and not any(r.get("close", True) for r in results):  # the search's own verdict
+        head = f'For "{query}", {note}'
     lines = [head, *hint, ""] + [item_line(n, item) for n, item in enumerate(results, 1)]
     return "\n".join(lines)
 

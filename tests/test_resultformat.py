@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from server.memory.ranking import NOTE, UNJUDGED
 from server.resultformat import cut, item_line, provenance, results_text
 from server.textcaps import is_boundary
 
@@ -41,6 +42,9 @@ def test_provenance_names_url_site_kind_title_and_age() -> None:
 def test_no_results_says_what_was_searched() -> None:
     assert results_text("quinces", []) == 'No stored item matches "quinces". Try fewer or other words.'
     assert results_text("q", [ITEM]).startswith('1 result for "q":\n\n1. [turn (user)]')
+    far = [{**ITEM, "close": False}]
+    assert results_text("q", far, note=NOTE).startswith(f'For "q", {NOTE}\n\n1. [turn (user)]')
+    assert results_text("q", far, note=UNJUDGED).startswith(f'For "q", {UNJUDGED}\n')
 
 
 def test_cut_keeps_short_text_and_never_splits_a_character() -> None:

@@ -304,7 +304,14 @@ async function onPanel(m) {
       const res = await api.search(m.payload.q, m.payload.limit || 30);
       if (!res.ok) return failed(res);
       const d = res.data;
-      return { ok: true, results: d.results || [], close: d.close !== false, note: d.note || '', meaning: d.meaning || {} };
+      return {
+        ok: true,
+        results: d.results || [],
+        close: d.close !== false,
+        judged: d.judged !== false,
+        note: d.note || '',
+        meaning: d.meaning || {},
+      };
     }
     case P.PANEL_GET_CONVERSATION: {
       let url = m.payload.url;

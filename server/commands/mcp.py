@@ -72,7 +72,7 @@ class Tools:
 
     def search_memory(self, query: str, limit: int = 10) -> str:
         body = self._get("/api/search", q=query, limit=limit)
-        return cut(results_text(query, body.get("results", []), body.get("meaning")))
+        return cut(results_text(query, body.get("results", []), body.get("meaning"), body.get("note")))
 
     def page_memory(self, url: str) -> str:
         body = self._get("/api/page-match", url=url)

@@ -54,10 +54,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         return fail("search", error_message(status, body))
     results: list[dict[str, Any]] = body.get("results", [])
     if args.json:
-        answer = {"query": args.query, "close": body.get("close", True), "results": [provenance(r) for r in results]}
+        answer: dict[str, Any] = {
+            "query": args.query,
+            "close": body.get("close", True),
+            "judged": body.get("judged", True),
+            "results": [provenance(r) for r in results],
+        }
+        if body.get("note"):
+            answer["note"] = body["note"]
         if isinstance(body.get("meaning"), dict) and body["meaning"].get("hint"):
             answer["meaning"] = {k: body["meaning"][k] for k in ("building", "hint")}
         print(json_for_terminal(json.dumps(answer, ensure_ascii=False, indent=2)))
     else:
-        print(for_terminal(results_text(args.query, results, body.get("meaning"))))
+        print(for_terminal(results_text(args.query, results, body.get("meaning"), body.get("note"))))
     return 0

@@ -9,7 +9,11 @@ when it holds at least CLOSE_WORDS of the terms or the meaning lane's judge of i
 the second model's cosine, or the third voice's score; never the static model's alone:
 server.meaning.deep.judged) is at least CLOSE. The answer's `close` says whether
 any result is; when none is, the results are the nearest by meaning first and `note` says so
-— accidental overlaps on a word or two are not presented as answers.
+— accidental overlaps on a word or two are not presented as answers. `judged` says whether that
+verdict was reached: it is not when no result is close and none of the meaning lane's carries a
+judge (the query is one no judging model reads, as most Dutch questions: bench/bench_dutch.py; or
+the second model has not read the items yet, or is off); then `note` says the nearest by meaning
+could not be judged (UNJUDGED) instead of claiming that nothing is close.
 
 Fusion: score = sum over the lanes that found an item of weight / (K + rank), each lane's
 weight the strength of its own evidence: a words hit the cube of the share of all the query's
@@ -52,6 +56,7 @@ WORDS_POWER = 3  # a words hit weighs its share of the asked words cubed: one of
 PARTIAL_WEIGHT = 0.5  # an any-term hit's weight when its share of the terms is not known
 CLOSE_WORDS = 0.66  # holding two thirds of the asked terms is close by words
 NOTE = "no close match — nearest by meaning:"
+UNJUDGED = "nearest by meaning; how close they are could not be judged:"
 LANES = ("both", "words", "meaning")
 
 
@@ -134,9 +139,11 @@ def fuse(lexical: list[dict[str, Any]], meaning: list[dict[str, Any]], limit: in
     close = any(r["close"] for r in results)
     if not close:  # nothing matches well: the nearest by meaning first, then the word overlaps
         results.sort(key=lambda r: -float(r["meaning"]) if r.get("meaning") is not None else 2.0)
-    answer: dict[str, Any] = {"results": results[:limit], "close": close}
+    # unjudged: the nearest by meaning come first and no model that judges read any of them
+    unjudged = not close and bool(meaning) and not any("judged" in m for m in meaning)
+    answer: dict[str, Any] = {"results": results[:limit], "close": close, "judged": not unjudged}
     if results and not close:
-        answer["note"] = NOTE
+        answer["note"] = UNJUDGED if unjudged else NOTE
     return answer
 
 

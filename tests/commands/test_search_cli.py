@@ -116,3 +116,19 @@ async def test_search_exits_1_when_the_server_is_unreachable(api: Api, settings:
     assert code == 0, err
     code, out, _ = await wherefrom(settings, "search", "tomato")  # control: the same command reaches it
     assert code == 0 and out.startswith("No stored item matches")
+
+
+async def test_a_search_nothing_could_judge_says_so(api: Api, settings: Settings) -> None:
+    """A Dutch question none of the models that judge reads: its nearest items by meaning are
+    shown as such, never as "no close match" (server.memory.ranking UNJUDGED), in text and JSON."""
+    spring = "Het is weer lente: de natuur ontwaakt en je kunt de tuin klaarmaken voor de zomer."
+    assert (await api.post("/api/notes", {"url": "https://nieuws.example/lente", "text": spring}))[0] == 201
+    query = "hoe bouw je een zandkasteel dat niet instort"
+    _, body = await api.get("/api/search", params={"q": query})
+    assert body["results"] and body["judged"] is False  # the premise, from the server itself
+    code, out, err = await wherefrom(settings, "search", query)
+    assert code == 0, err
+    assert out.startswith(f'For "{query}", {body["note"]}\n') and "no close match" not in out
+    code, out, err = await wherefrom(settings, "search", query, "--json")
+    got = json.loads(out)
+    assert (got["close"], got["judged"], got["note"]) == (False, False, body["note"])

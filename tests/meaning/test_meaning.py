@@ -12,7 +12,7 @@ import pytest
 
 from server import ages, appkeys
 from server.memory.facts import insert_fact
-from server.memory.ranking import CLOSE, CLOSE_WORDS, NOTE
+from server.memory.ranking import CLOSE, CLOSE_WORDS, NOTE, UNJUDGED
 from server.provenance import stamp
 from tests.conftest import Api
 from tests.meaning.test_deep_lane import built
@@ -51,11 +51,13 @@ async def test_a_paraphrase_is_found_by_meaning_and_says_so(api: Api) -> None:
     assert (await search(api, "crate training puppy"))["close"] is True
 
 
+@pytest.mark.usefixtures("second_model")
 async def test_nothing_close_says_so_and_gibberish_finds_nothing(api: Api) -> None:
     await note(api, "https://dogs.example/crate", CRATE)
     await note(api, "https://a.example/1", "the new stove arrived on tuesday")
+    await built(api)  # the second model, which judges, has read both
     body = await search(api, "quantum chromodynamics on a lattice, new results")
-    assert body["results"] and body["close"] is False and body["note"] == NOTE
+    assert body["results"] and body["close"] is False and body["judged"] is True and body["note"] == NOTE
     assert not any(r["close"] for r in body["results"])
     assert (await search(api, "zzzqqqxj"))["results"] == []
 
@@ -70,11 +72,15 @@ async def test_the_static_model_alone_does_not_call_a_match_close(api: Api) -> N
     top = body["results"][0]
     # the premise: first by a cosine the old rule called close, by no more than a word or two
     assert top["text"] == SPRING and top["meaning"] >= CLOSE and (top.get("words") or 0) < CLOSE_WORDS
-    assert body["close"] is False and body["note"] == NOTE
+    # nor does it say that nothing is close: nothing that judges read the question
+    assert body["close"] is False and body["judged"] is False and body["note"] == UNJUDGED
     # control: a paraphrase the second model reads is called close, on its own cosine
     await note(api, "https://dogs.example/crate", CRATE)
     await built(api)  # once it has read the note (till then no judge, and nothing close by meaning)
     assert (await search(api, PARAPHRASE))["close"] is True
+    # and a question it reads about nothing stored is judged: nothing close
+    other = await search(api, "quantum chromodynamics on a lattice, new results")
+    assert other["close"] is False and other["judged"] is True and other["note"] == NOTE
 
 
 @pytest.mark.usefixtures("second_model")

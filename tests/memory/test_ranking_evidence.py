@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from server.meaning.deep import judged
-from server.memory.ranking import CLOSE, fuse
+from server.memory.ranking import CLOSE, NOTE, UNJUDGED, fuse
 
 
 def fact(n: int, **lane: Any) -> dict[str, Any]:
@@ -70,6 +70,21 @@ def test_a_match_is_close_by_meaning_on_its_judges_cosine_not_its_score() -> Non
     # control: by words it is close whatever the meaning lane says
     both = fuse([fact(1, words=1.0, coverage=1.0)], [fact(1, meaning=0.1, judged=0.1)], 10)
     assert both["close"] is True and both["results"][0]["why"] == "both"
+
+
+def test_no_close_match_is_said_only_where_something_judged() -> None:
+    # the nearest by meaning, none of them read by a judge (the static model alone): not judged
+    unread = fuse([fact(1, words=0.3, coverage=0.3)], [fact(2, meaning=0.9), fact(3, meaning=0.5)], 10)
+    assert (unread["close"], unread["judged"], unread["note"]) == (False, False, UNJUDGED)
+    # one of them judged (not close): nothing is close, and that is said
+    one = fuse([], [fact(2, meaning=0.9), fact(3, meaning=0.5, judged=0.2)], 10)
+    assert (one["close"], one["judged"], one["note"]) == (False, True, NOTE)
+    # only word overlaps, judged by their share of the words
+    overlaps = fuse([fact(1, words=0.3, coverage=0.3)], [], 10)
+    assert (overlaps["close"], overlaps["judged"], overlaps["note"]) == (False, True, NOTE)
+    # control: a close result, no note
+    close = fuse([fact(1, words=1.0, coverage=1.0)], [fact(2, meaning=0.9)], 10)
+    assert close["close"] is True and close["judged"] is True and "note" not in close
 
 
 def test_the_judge_is_the_second_model_or_the_third_voice() -> None:

@@ -10,8 +10,8 @@ import { P, hooks, send, ui } from '../state.js';
 const DEBOUNCE_MS = 250;
 const KIND_WORDS = /** @type {Record<string, string>} */ ({ note: 'note', clip: 'clip', document: 'library', turn: 'chat' });
 
-/** @type {{q: string, results: any[] | null, close: boolean, note: string, meaning: {building?: string, hint?: string}, message: string, seq: number, focus: string | null}} */
-const state = { q: '', results: null, close: true, note: '', meaning: {}, message: '', seq: 0, focus: null };
+/** @type {{q: string, results: any[] | null, close: boolean, judged: boolean, note: string, meaning: {building?: string, hint?: string}, message: string, seq: number, focus: string | null}} */
+const state = { q: '', results: null, close: true, judged: true, note: '', meaning: {}, message: '', seq: 0, focus: null };
 // why a result matched, as the server says (server/memory/ranking.py)
 const WHY_WORDS = /** @type {Record<string, string>} */ ({ words: 'words', meaning: 'meaning', both: 'words + meaning' });
 /** @type {number | undefined} */
@@ -51,6 +51,7 @@ async function runSearch() {
     q,
     results: r.ok ? r.results : null,
     close: r.ok ? r.close !== false : true,
+    judged: r.ok ? r.judged !== false : true,
     note: r.ok && typeof r.note === 'string' ? r.note : '',
     meaning: r.ok && r.meaning && typeof r.meaning === 'object' ? r.meaning : {},
     message: r.ok ? '' : r.message || 'The search failed.',
@@ -85,10 +86,13 @@ function draw() {
   const n = state.results.length;
   status.textContent = `${n} result${n === 1 ? '' : 's'} for “${state.q}”.`;
   if (!state.close) {
-    // nothing matches well: say so before the nearest items, never present them as answers (the
-    // sentence is the server's: server/memory/ranking.py NOTE, as the CLI and MCP show it)
-    status.textContent = `No close match for “${state.q}”.`;
-    if (state.note) box.append(el('p', { class: 'hint', attrs: { 'data-close': 'false' }, text: state.note }));
+    // nothing matches well, or nothing could judge it: say so before the nearest items, never
+    // present them as answers (the sentence is the server's: server/memory/ranking.py NOTE or
+    // UNJUDGED, as the CLI and MCP show it)
+    if (state.judged) status.textContent = `No close match for “${state.q}”.`;
+    if (state.note) {
+      box.append(el('p', { class: 'hint', attrs: { 'data-close': 'false', 'data-judged': String(state.judged) }, text: state.note }));
+    }
   }
   box.append(...buildingHint());
   box.append(el('ul', { class: 'results', attrs: { 'aria-label': `Results for ${state.q}` } }, groups(state.results).map(groupNode)));
