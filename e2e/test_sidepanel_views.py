@@ -177,7 +177,7 @@ async def test_search_keyboard_path_and_every_view_screenshotted_and_axe_clean(
     # nothing matches well: the panel says so before the nearest items by meaning, never
     # presenting them as answers (the status names what was searched); judged by the second
     # model once it has read the items
-    await second_model_read(server)
+    await meaning_built(server)
     await search_in_panel(panel, "zeppelin quasar")
     hint = await panel.inner_text("#results [data-close=false]")
     assert "no close match" in hint and "nearest by meaning" in hint
@@ -295,16 +295,20 @@ async def test_conversation_of_the_current_chat_page_copy_and_save(
     assert not problems, problems
 
 
-async def second_model_read(server: CompanionServer) -> None:
-    """Until the second model, which judges closeness, has read every item."""
+async def meaning_built(server: CompanionServer) -> None:
+    """Until every part of search by meaning has read every item: the static model, the second
+    model (which judges closeness) and the third voice (which goes through every new item)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         _, health = await server.call("GET", "/api/health")
-        deep = health["meaning"].get("deep", {})
-        if deep.get("state") in ("ready", "off", "failed") and not deep.get("pending"):
+        meaning = health["meaning"]
+        parts = [meaning, meaning.get("deep", {}), meaning.get("third", {})]
+        if meaning["state"] == "ready" and all(
+            p.get("state", "off") in ("ready", "off", "failed") and not p.get("pending") for p in parts
+        ):
             return
         await asyncio.sleep(0.2)
-    raise AssertionError(f"the second model did not read the items: {health['meaning']}")
+    raise AssertionError(f"search by meaning was not built: {health['meaning']}")
 
 
 async def test_search_says_while_the_second_model_reads(browser: Browser, server: CompanionServer) -> None:
@@ -333,13 +337,7 @@ async def test_search_says_while_the_second_model_reads(browser: Browser, server
     problems: dict[str, Any] = {}
     await tour(panel, "13-search-second-model-reading", problems)
     assert not problems, problems
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        _, health = await server.call("GET", "/api/health")
-        if health["meaning"]["deep"]["state"] == "ready":
-            break
-        await asyncio.sleep(0.5)
-    assert health["meaning"]["deep"]["state"] == "ready", health["meaning"]
+    await meaning_built(server)  # the second model, then the third voice going through the notes
     await search_in_panel(panel, "how do I keep walnuts")
     await panel.wait_for_selector("#results button.result")
     assert await panel.locator("[data-meaning-building]").count() == 0

@@ -96,6 +96,7 @@ THIRD = Voice(
     count_sql=_COUNT_SQL,
     centre=lambda: e5.model().centre,
     sample=OWN_WINDOWS,
+    speaks=reads,
 )
 
 

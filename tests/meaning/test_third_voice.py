@@ -8,16 +8,22 @@ only never asks it."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import Future
+import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from server import appkeys
 from server.commands.status import meaning_line
-from server.meaning import deep, e5, third
+from server.governance.visibility import govern
+from server.meaning import deep, e5, third, voice
+from server.meaning.deep import DeepLane
 from server.meaning.deep_scan import DeepScan
+from server.store.db import Store
 from tests.conftest import Api
+from tests.meaning.old_stores import add_notes
 from tests.meaning.test_deep_lane import OTHERS, built, count, meaning_texts
 from tests.memory.test_memory_pagematch import add_document
 
@@ -167,3 +173,35 @@ async def test_a_model_that_fails_to_load_stops_only_the_third_voice(api: Api, m
     assert await count(api, "SELECT COUNT(*) FROM e5_fact_vectors") == 0
     found = await meaning_texts(api, QUERY)  # search by meaning answers, without it
     assert found and found[0] != TARGET
+
+
+async def test_items_it_does_not_speak_for_leave_its_queue_a_skim_at_a_time(tmp_path: Path) -> None:
+    """1,000 new English notes and 20 Dutch ones: the third voice's queue is looked at SKIM items a
+    step; the English ones leave it at once, at most BATCH Dutch ones are embedded a step, and every
+    Dutch one (and no English one) ends with its vectors (read back). Before, the English notes alone
+    took 63 steps of BATCH, while search said "across languages is being built"."""
+    store = await Store.open(tmp_path / "wherefrom.db")
+    executor = ThreadPoolExecutor(max_workers=1)
+    try:
+        await govern(store)
+        con = sqlite3.connect(tmp_path / "wherefrom.db")
+        english = [f"Errand {n}: pick up the parcel and call the plumber about the leak." for n in range(1000)]
+        dutch = [f"Boodschap {n}: {DUTCH[n % len(DUTCH)]}" for n in range(20)]
+        ids = add_notes(con, [(f"https://notes.example/{n}", "note", t) for n, t in enumerate(english + dutch)])
+        con.commit()
+        con.close()
+        lane = voice.VoiceLane(store, third.THIRD)  # its queue only (no scale to take after it)
+        handled = []
+        while n := await lane.step(executor):
+            handled.append(n)
+        assert handled[0] == voice.SKIM  # the first step: English only, all of it out of the queue
+        assert len(handled) <= 1000 // voice.SKIM + 1 + len(dutch) // voice.BATCH + 1, handled
+        rows = await store.fetchall("SELECT fact_id FROM e5_fact_vectors ORDER BY fact_id")
+        assert [r[0] for r in rows] == ids[1000:]  # the Dutch notes, each embedded
+        assert (await store.fetchone("SELECT COUNT(*) FROM e5_queue"))[0] == 0  # type: ignore[index]
+        # control: the second model, which speaks for every item, embeds BATCH a step
+        second = DeepLane(store)
+        assert await second.step(executor) == voice.BATCH
+    finally:
+        executor.shutdown(wait=True)
+        await store.close()
