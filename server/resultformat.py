@@ -76,7 +76,7 @@ def results_text(
         return "\n".join([f'No stored item matches "{query}". Try fewer or other words.', *hint])
     noun = "result" if len(results) == 1 else "results"
     head = f'{len(results)} {noun} for "{query}":'
-    if note and not any(r.get("close", True) for r in results):  # the search's own verdict
+    if note:  # the search's own verdict, given only when no result is close (server.memory.ranking)
         head = f'For "{query}", {note}'
     lines = [head, *hint, ""] + [item_line(n, item) for n, item in enumerate(results, 1)]
     return "\n".join(lines)

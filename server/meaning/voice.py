@@ -28,7 +28,7 @@ log = logging.getLogger("wherefrom")
 BATCH = 16  # items a step: ~0.15 s of one core (the second model), so the static model's queue waits little behind it
 # queued items a voice that speaks for few of them (`Voice.speaks`) looks at in a step: those it does
 # not speak for leave its queue at once, at most BATCH of the others are embedded (an English
-# store's third voice: 1,200 new notes took 75 steps, and search said "across languages is being
+# store's third voice: 1,200 new notes took 74 steps, and search said "across languages is being
 # built" meanwhile)
 SKIM = 256
 
@@ -213,8 +213,9 @@ class VoiceLane:
             wanted = _unclaimed(
                 await take(self.store, self.voice.queue_sql(), size + len(self._claimed)), self._claimed, size
             )
+            texts = None
             if self.voice.speaks is not None:
-                wanted = await self._skimmed(executor, wanted, self.voice.speaks)
+                wanted, texts = await self._skimmed(executor, wanted, self.voice.speaks)
             mine = {(item, i) for item, ids in wanted.items() for i in ids}
             self._claimed |= mine
         try:
@@ -225,24 +226,29 @@ class VoiceLane:
             self.state = "building"
             if len(mine) > self.pending:  # items written since the count: count again (small then)
                 self.pending = await self._queued()
-            return await self._embed(executor, wanted)
+            return await self._embed(executor, wanted, texts)
         finally:
             self._claimed -= mine
 
     async def _skimmed(
         self, executor: Executor, wanted: dict[str, list[int]], speaks: Callable[[str], bool]
-    ) -> dict[str, list[int]]:
+    ) -> tuple[dict[str, list[int]], dict[Key, str]]:
         """Of `wanted`, the items it does not speak for (or gone: they leave the queue in this step)
-        and the first BATCH it speaks for (embedded in it); the rest stay queued."""
+        and the first BATCH it speaks for (embedded in it), with the texts read of them; the rest
+        stay queued."""
         texts = await item_texts(self.store, wanted)
         keys = list(texts)
         flags = await asyncio.get_running_loop().run_in_executor(executor, lambda: [speaks(texts[k]) for k in keys])
         theirs = [k for k, f in zip(keys, flags, strict=True) if f][:BATCH]
         keep = {k for k, f in zip(keys, flags, strict=True) if not f} | set(theirs)
-        return {item: [i for i in ids if (item, i) in keep or (item, i) not in texts] for item, ids in wanted.items()}
+        kept = {item: [i for i in ids if (item, i) in keep or (item, i) not in texts] for item, ids in wanted.items()}
+        return kept, {k: t for k, t in texts.items() if k in keep}
 
-    async def _embed(self, executor: Executor, wanted: dict[str, list[int]]) -> int:
-        texts = await item_texts(self.store, wanted)
+    async def _embed(
+        self, executor: Executor, wanted: dict[str, list[int]], texts: dict[Key, str] | None = None
+    ) -> int:
+        """Embed `wanted` (their `texts` when the caller read them already)."""
+        texts = texts if texts is not None else await item_texts(self.store, wanted)
         keys = list(texts)
         windows = await asyncio.get_running_loop().run_in_executor(executor, self.voice.embed, [texts[k] for k in keys])
         # an item's windows, one after another; None: it keeps no vector of this item
