@@ -214,6 +214,10 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime threads for the items")
     args = ap.parse_args()
     db = args.data_dir / "wherefrom.db"
+    for need in (args.mpnet / "model.safetensors", args.mpnet / "tokenizer.json", db):
+        if not need.is_file():
+            print(f"{need} is not there (the model: see this script's docstring; the store: bench_search_quality.py)")
+            return 1
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = items(con)
     n, urls = len(rows), np.array([u for _k, _i, _t, u in rows])
