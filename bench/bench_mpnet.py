@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sqlite3
 import sys
 import time
@@ -42,7 +43,8 @@ from onnx import helper as h
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.fusion_lab import best, items, rank_of, served, stored  # noqa: E402
+from bench.bench_memory import rss_mb  # noqa: E402
+from bench.fusion_lab import DEEP_SQL, STATIC_SQL, best, items, rank_of, served, stored  # noqa: E402
 from server.meaning import deep, minilm  # noqa: E402
 from server.meaning import model as model_mod  # noqa: E402
 from server.meaning.minilm_graph import _Graph  # noqa: E402
@@ -158,10 +160,10 @@ class MPNet:
         options = ort.SessionOptions()
         options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        before = rss_mb()
+        before = rss_mb(os.getpid())[0]
         self.session = ort.InferenceSession(str(quantised), options, providers=["CPUExecutionProvider"])
         self.embed(["warm"])
-        self.memory_mb = rss_mb() - before
+        self.memory_mb = rss_mb(os.getpid())[0] - before
 
     def _build(self, root: Path, full: Path, quantised: Path) -> None:
         """The full-float graph, checked against the numpy forward, then quantised (once)."""
@@ -200,13 +202,6 @@ class MPNet:
         return np.stack([self._run(self.session, self.ids(t)) for t in texts])
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data_dir", type=Path, help="a store of bench_search_quality.py (--data-dir)")
@@ -221,21 +216,8 @@ def main() -> int:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = items(con)
     n, urls = len(rows), np.array([u for _k, _i, _t, u in rows])
-    so, sv = stored(
-        con,
-        rows,
-        {
-            "f": "SELECT fact_id, vec FROM vectors WHERE fact_id IS NOT NULL",
-            "c": "SELECT chunk_id, vec FROM vectors WHERE chunk_id IS NOT NULL",
-        },
-        model_mod.DIMS,
-    )
-    do, dv = stored(
-        con,
-        rows,
-        {"f": "SELECT fact_id, vec FROM deep_fact_vectors", "c": "SELECT chunk_id, vec FROM deep_chunk_vectors"},
-        minilm.DIMS,
-    )
+    so, sv = stored(con, rows, STATIC_SQL, model_mod.DIMS)
+    do, dv = stored(con, rows, DEEP_SQL, minilm.DIMS)
     second = minilm.model()
     second.embed(["warm"])
     mp = MPNet(args.mpnet, 1)  # for queries: one thread, as the second model's query runs

@@ -38,6 +38,12 @@ from server.meaning.items import item_text  # noqa: E402
 
 Arr = np.ndarray
 SAMPLES = 5  # random samples of the served scale's kind, each a rule
+# every stored window of each model, by item kind (for `stored`)
+STATIC_SQL = {
+    "f": "SELECT fact_id, vec FROM vectors WHERE fact_id IS NOT NULL",
+    "c": "SELECT chunk_id, vec FROM vectors WHERE chunk_id IS NOT NULL",
+}
+DEEP_SQL = {"f": "SELECT fact_id, vec FROM deep_fact_vectors", "c": "SELECT chunk_id, vec FROM deep_chunk_vectors"}
 
 
 def items(con: sqlite3.Connection) -> list[tuple[str, int, str, str]]:
@@ -114,13 +120,8 @@ def main() -> int:
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = items(con)
     urls = np.array([u for _k, _i, _t, u in rows])
-    static_sql = {
-        "f": "SELECT fact_id, vec FROM vectors WHERE fact_id IS NOT NULL",
-        "c": "SELECT chunk_id, vec FROM vectors WHERE chunk_id IS NOT NULL",
-    }
-    deep_sql = {"f": "SELECT fact_id, vec FROM deep_fact_vectors", "c": "SELECT chunk_id, vec FROM deep_chunk_vectors"}
-    so, sv = stored(con, rows, static_sql, model_mod.DIMS)
-    do, dv = stored(con, rows, deep_sql, minilm.DIMS)
+    so, sv = stored(con, rows, STATIC_SQL, model_mod.DIMS)
+    do, dv = stored(con, rows, DEEP_SQL, minilm.DIMS)
     mini = minilm.model()
     reads = np.array([deep.reads(t[: minilm.ITEM_CHARS]) for _k, _i, t, _u in rows])  # its rule for queries
     third = e5_vectors(rows, Path(f"{db}.e5s.npz")) if args.e5 else None

@@ -213,9 +213,10 @@ class VoiceLane:
             wanted = _unclaimed(
                 await take(self.store, self.voice.queue_sql(), size + len(self._claimed)), self._claimed, size
             )
-            texts = None
+            texts: dict[Key, str] | None = None
+            silent: set[Key] = set()
             if self.voice.speaks is not None:
-                wanted, texts = await self._skimmed(executor, wanted, self.voice.speaks)
+                wanted, texts, silent = await self._skimmed(executor, wanted, self.voice.speaks)
             mine = {(item, i) for item, ids in wanted.items() for i in ids}
             self._claimed |= mine
         try:
@@ -226,33 +227,44 @@ class VoiceLane:
             self.state = "building"
             if len(mine) > self.pending:  # items written since the count: count again (small then)
                 self.pending = await self._queued()
-            return await self._embed(executor, wanted, texts)
+            return await self._embed(executor, wanted, texts, silent)
         finally:
             self._claimed -= mine
 
     async def _skimmed(
         self, executor: Executor, wanted: dict[str, list[int]], speaks: Callable[[str], bool]
-    ) -> tuple[dict[str, list[int]], dict[Key, str]]:
+    ) -> tuple[dict[str, list[int]], dict[Key, str], set[Key]]:
         """Of `wanted`, the items it does not speak for (or gone: they leave the queue in this step)
-        and the first BATCH it speaks for (embedded in it), with the texts read of them; the rest
-        stay queued."""
+        and the first BATCH it speaks for (embedded in it), with the texts read of them, and those it
+        does not speak for (not asked again in `_embed`); the rest stay queued."""
         texts = await item_texts(self.store, wanted)
         keys = list(texts)
         flags = await asyncio.get_running_loop().run_in_executor(executor, lambda: [speaks(texts[k]) for k in keys])
         theirs = [k for k, f in zip(keys, flags, strict=True) if f][:BATCH]
         keep = {k for k, f in zip(keys, flags, strict=True) if not f} | set(theirs)
         kept = {item: [i for i in ids if (item, i) in keep or (item, i) not in texts] for item, ids in wanted.items()}
-        return kept, {k: t for k, t in texts.items() if k in keep}
+        silent = {k for k, f in zip(keys, flags, strict=True) if not f}
+        return kept, {k: t for k, t in texts.items() if k in keep}, silent
 
     async def _embed(
-        self, executor: Executor, wanted: dict[str, list[int]], texts: dict[Key, str] | None = None
+        self,
+        executor: Executor,
+        wanted: dict[str, list[int]],
+        texts: dict[Key, str] | None = None,
+        silent: set[Key] | frozenset[Key] = frozenset(),
     ) -> int:
-        """Embed `wanted` (their `texts` when the caller read them already)."""
+        """Embed `wanted` (their `texts` when the caller read them already; `silent`: those its skim
+        found it does not speak for, which keep no vector)."""
         texts = texts if texts is not None else await item_texts(self.store, wanted)
         keys = list(texts)
-        windows = await asyncio.get_running_loop().run_in_executor(executor, self.voice.embed, [texts[k] for k in keys])
+        spoken = [k for k in keys if k not in silent]
+        said: list[model_mod.Vectors | None] = []
+        if spoken:
+            spoken_texts = [texts[k] for k in spoken]
+            said = await asyncio.get_running_loop().run_in_executor(executor, self.voice.embed, spoken_texts)
+        by_key = dict(zip(spoken, said, strict=True))
         # an item's windows, one after another; None: it keeps no vector of this item
-        blobs = [None if w is None else b"".join(model_mod.to_int8(w)) for w in windows]
+        blobs = [None if (w := by_key.get(k)) is None else b"".join(model_mod.to_int8(w)) for k in keys]
         async with self.store.transaction() as conn:
             now = await item_texts(self.store, wanted)
             # a changed item is still queued (its trigger re-queued it), for a later batch
